@@ -1,0 +1,55 @@
+"""`ctxbench run`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.config import load_config
+from harness.errors import InputError
+
+
+@click.command()
+@click.argument("experiment", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output", "output", type=click.Path(file_okay=False, path_type=Path),
+              help="Results folder (default: output_dir from the config, or results/<name>-<time>).")
+@click.option("--repeats", type=click.IntRange(1), help="Override `repeats`.")
+@click.option("--workers", type=click.IntRange(1), help="Override `workers`.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
+              help="Override any config key; the value is parsed as YAML. Repeatable.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted experiment in --output: run only what is missing.")
+@click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
+def run(experiment: Path, output: Path | None, repeats: int | None, workers: int | None,
+        overrides: tuple[str, ...], resume: bool, no_report: bool) -> None:
+    """Run EXPERIMENT (a YAML file): every strategy x task x repeat."""
+    from harness.runner import ExperimentAborted, prepare, run_experiment
+    from harness.summary import print_summary
+
+    extra = list(overrides)
+    if repeats is not None:
+        extra.append(f"repeats={repeats}")
+    if workers is not None:
+        extra.append(f"workers={workers}")
+    config = load_config(experiment, extra)
+    if resume and output is None and config.output_dir is None:
+        raise InputError("--resume needs --output DIR (or output_dir in the config)")
+    ctx = prepare(config, experiment.parent.resolve(), output)
+    click.echo(f"ctxbench: {config.name}: {len(config.strategies)} strategies x {len(ctx.taskset.tasks)} tasks x "
+               f"{config.repeats} repeats -> {ctx.output_dir}", err=True)
+    if config.model.provider == "sim":
+        click.echo("ctxbench: model `sim` is the built-in simulator, a stand-in for a model, not a model.", err=True)
+    try:
+        results = run_experiment(ctx, resume=resume)
+    except ExperimentAborted as exc:
+        click.echo(f"error: experiment stopped: {exc}", err=True)
+        sys.exit(3)
+    print_summary(results)
+    if not no_report:
+        try:
+            from reports import write_report
+        except ImportError:
+            return
+        paths = write_report(ctx.output_dir)
+        click.echo(f"report: {paths[0] if isinstance(paths, (list, tuple)) else paths}", err=True)

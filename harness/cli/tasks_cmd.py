@@ -1,0 +1,58 @@
+"""`ctxbench tasks list|validate`."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from harness.tasks import load_taskset, resolve_taskset_path
+
+
+def _load(taskset: str, repos: Path | None):
+    return load_taskset(resolve_taskset_path(taskset), repos)
+
+
+@click.group()
+def tasks() -> None:
+    """Inspect and validate tasksets."""
+
+
+@tasks.command("list")
+@click.argument("taskset")
+@click.option("--repos", type=click.Path(file_okay=False, path_type=Path),
+              help="For a .jsonl taskset: folder of git repositories <owner>__<name>.")
+def list_(taskset: str, repos: Path | None) -> None:
+    """Print the tasks of TASKSET (a path or built-in name) with their tags, and counts per tag."""
+    ts = _load(taskset, repos)
+    click.echo(f"{ts.name}: {len(ts.tasks)} tasks ({ts.path})")
+    width = max(len(t.id) for t in ts.tasks)
+    for t in ts.tasks:
+        hidden = " [hidden tests]" if t.test_patch else ""
+        click.echo(f"  {t.id:<{width}}  {t.repo_name:<12} {', '.join(t.tags)}{hidden}")
+    counts = Counter(tag for t in ts.tasks for tag in t.tags)
+    click.echo("tags: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+@tasks.command()
+@click.argument("taskset")
+@click.option("--repos", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds per test run.")
+def validate(taskset: str, repos: Path | None, timeout: float) -> None:
+    """Check every task: FAIL_TO_PASS fail without the gold patch; all pass with it."""
+    from harness.validate import validate_taskset
+
+    ts = _load(taskset, repos)
+
+    def show(v) -> None:
+        mark = "ok  " if v.ok else "FAIL"
+        click.echo(f"{mark} {v.task_id:<40} {v.seconds:>6.2f}s  {'; '.join(v.problems)}")
+
+    results = validate_taskset(ts, timeout, progress=show)
+    bad = [v.task_id for v in results if not v.ok]
+    click.echo(f"{len(results) - len(bad)}/{len(results)} tasks valid")
+    if bad:
+        click.echo(f"invalid: {', '.join(bad)}", err=True)
+        sys.exit(1)

@@ -1,0 +1,159 @@
+"""Where runs execute: in-process, a local process pool, or a Ray cluster. Results come back in
+completion order; the caller is the one writer of runs.jsonl."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Iterator
+
+from harness.models.base import FatalModelError
+from harness.results import RunResult
+
+__all__ = ["execute", "Progress"]
+
+
+class Progress:
+    """done / total, completion so far and ETA: one updating line on a terminal, plain lines otherwise."""
+
+    def __init__(self, total: int, already_done: int = 0, stream: Any = None, every_s: float = 5.0) -> None:
+        self.total = total
+        self.done = already_done
+        self.start_done = already_done
+        self.resolved = 0
+        self.finished_now = 0
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start = time.monotonic()
+        self.every_s = every_s
+        self.last_print = 0.0
+
+    def update(self, result: RunResult) -> None:
+        self.done += 1
+        self.finished_now += 1
+        self.resolved += result.resolved
+        now = time.monotonic()
+        elapsed = now - self.start
+        rate = self.finished_now / elapsed if elapsed > 0 else 0
+        eta = (self.total - self.done) / rate if rate else 0
+        line = (f"[{self.done}/{self.total}] resolved {self.resolved}/{self.finished_now} "
+                f"({100 * self.resolved / self.finished_now:.0f}%) ETA {_fmt(eta)}  "
+                f"last: {result.run_id} {'ok' if result.resolved else result.failure_reason}")
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + line)
+            if self.done == self.total:
+                self.stream.write("\n")
+            self.stream.flush()
+        elif now - self.last_print >= self.every_s or self.done == self.total:
+            self.last_print = now
+            print(line, file=self.stream, flush=True)
+
+
+def _fmt(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def execute(ctx: Any, specs: list, progress: Any = None, already_done: int = 0,
+            total: int | None = None) -> Iterator[RunResult]:
+    from harness.runner import ExperimentAborted
+
+    progress = progress if progress is not None else Progress(total or len(specs), already_done)
+    if ctx.config.executor == "ray":
+        source = _ray(ctx, specs)
+    elif ctx.config.resolved_workers == 1 or len(specs) <= 1:
+        source = _serial(ctx, specs)
+    else:
+        source = _pool(ctx, specs, ctx.config.resolved_workers)
+    try:
+        for result in source:
+            if progress:
+                progress.update(result)
+            yield result
+    except FatalModelError as exc:
+        raise ExperimentAborted(str(exc)) from exc
+
+
+def _serial(ctx: Any, specs: list) -> Iterator[RunResult]:
+    from harness.runner import run_one
+
+    for spec in specs:
+        yield run_one(ctx, spec)
+
+
+_CTX = None
+
+
+def _init_worker(ctx: Any) -> None:
+    global _CTX
+    _CTX = ctx
+
+
+def _worker(spec: Any) -> RunResult:
+    from harness.runner import run_one
+
+    return run_one(_CTX, spec)
+
+
+def _pool(ctx: Any, specs: list, workers: int) -> Iterator[RunResult]:
+    """A bounded window of submitted runs, so a 10,000-run experiment holds few futures at once."""
+    mp = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
+                             initargs=(ctx,)) as pool:
+        pending: set[Future] = set()
+        queue = iter(specs)
+        window = workers * 4
+        try:
+            while True:
+                while len(pending) < window:
+                    spec = next(queue, None)
+                    if spec is None:
+                        break
+                    pending.add(pool.submit(_worker, spec))
+                if not pending:
+                    return
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    yield fut.result()
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
+    try:
+        import ray
+    except ImportError as exc:
+        raise RuntimeError("executor: ray needs the `ray` extra: pip install 'ctxbench[ray]'") from exc
+    from harness.runner import run_one
+
+    if not ray.is_initialized():
+        ray.init(address=ctx.config.ray_address, num_cpus=None if ctx.config.ray_address else ctx.config.resolved_workers,
+                 include_dashboard=False, log_to_driver=False)
+    remote_run = ray.remote(num_cpus=1)(run_one)
+    ctx_ref = ray.put(ctx)
+    queue = iter(specs)
+    pending = []
+    window = ctx.config.resolved_workers * 4
+    while True:
+        while len(pending) < window:
+            spec = next(queue, None)
+            if spec is None:
+                break
+            pending.append(remote_run.remote(ctx_ref, spec))
+        if not pending:
+            return
+        ready, pending = ray.wait(pending, num_returns=1)
+        try:
+            yield ray.get(ready[0])
+        except Exception as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, FatalModelError):
+                for ref in pending:
+                    ray.cancel(ref, force=True)
+                raise cause from exc
+            raise

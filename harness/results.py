@@ -1,0 +1,105 @@
+"""Run results: one JSON object per line in runs.jsonl, appended and flushed as each run ends."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.failures import FailureReason
+
+__all__ = ["RunResult", "RESULT_VERSION", "ResultsWriter", "read_results", "repair_jsonl"]
+
+RESULT_VERSION = 1
+
+
+class RunResult(BaseModel):
+    """One run of one strategy on one task at one repeat."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: int = RESULT_VERSION
+    experiment_id: str = Field(description="Hash of the fixed variables of the experiment.")
+    run_id: str = Field(description="strategy/task/repeat, unique in the experiment.")
+    strategy: str = Field(description="Strategy label.")
+    task_id: str
+    repeat: int
+    seed: int = Field(description="Depends on (task, repeat) only: every strategy meets the same seeds.")
+    resolved: bool
+    failure_reason: FailureReason | None
+    turns: int
+    prompt_tokens: int
+    completion_tokens: int
+    strategy_tokens: int = Field(description="Tokens the strategy itself spent on model calls.")
+    total_tokens: int
+    cached_tokens: int = 0
+    peak_context_tokens: int
+    wall_s: float
+    model_s: float = 0.0
+    tool_s: float = 0.0
+    test_s: float = Field(0.0, description="Seconds spent in test subprocesses (agent runs and evaluation).")
+    tool_calls: dict[str, int] = Field(default_factory=dict)
+    invalid_actions: int = 0
+    context_loss_events: int = Field(0, description="Strategy actions that dropped or cut content.")
+    tests: dict[str, str] = Field(default_factory=dict, description="Outcome per FAIL_TO_PASS/PASS_TO_PASS id.")
+    patch: str = ""
+    error: str | None = Field(None, description="Traceback when the harness failed.")
+
+
+class ResultsWriter:
+    """The one writer of runs.jsonl: append, flush and fsync each line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh = path.open("a", encoding="utf-8")
+
+    def write(self, result: RunResult) -> None:
+        self._fh.write(result.model_dump_json() + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def repair_jsonl(path: Path) -> int:
+    """Cut a torn last line (a write interrupted by a crash). Returns the number of bytes removed."""
+    if not path.exists():
+        return 0
+    data = path.read_bytes()
+    good = 0
+    for line in data.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break
+        try:
+            json.loads(line)
+        except ValueError:
+            break
+        good += len(line)
+    if good < len(data):
+        with path.open("r+b") as fh:
+            fh.truncate(good)
+    return len(data) - good
+
+
+def read_results(path: Path) -> list[RunResult]:
+    """Every run in a runs.jsonl file (a torn last line is ignored)."""
+    out = []
+    if not path.exists():
+        return out
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(RunResult.model_validate_json(line))
+            except ValueError:
+                continue
+    return out
+
+
+def to_dict(result: RunResult) -> dict[str, Any]:
+    return result.model_dump()

@@ -1,0 +1,302 @@
+"""Expands strategies x tasks x repeats, runs each in a fresh workspace, and records the results."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from harness.agent import run_agent
+from harness.config import ExperimentConfig, config_hash
+from harness.context import Budget, ContextOverflow
+from harness.errors import InputError
+from harness.failures import classify_failure
+from harness.history import History
+from harness.models import make_model
+from harness.models.base import FatalModelError
+from harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
+from harness.sandbox import Sandbox, bwrap_available
+from harness.tasks import Task, Taskset, load_taskset, resolve_taskset_path
+from harness.testenv import resolve_interpreter
+from harness.tokens import REPLY_PRIMING, TokenCounter
+from harness.tools import TOOL_SCHEMAS, Toolbox
+from harness.version import __version__
+from harness.workspace import Workspace
+from strategies import StrategyServices, create_strategy
+
+__all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "ExperimentAborted",
+           "FIXED_KEYS"]
+
+FIXED_KEYS = ("model", "taskset", "system_prompt", "tools", "harness_version", "limits")
+
+
+class ExperimentAborted(RuntimeError):
+    """A fatal provider error stopped the experiment (authentication, unknown model, bad request)."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    strategy: str
+    """Strategy label (results key)."""
+    strategy_name: str
+    params: dict[str, Any]
+    task_id: str
+    repeat: int
+    seed: int
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.strategy}/{self.task_id}/{self.repeat}"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Everything a worker needs to execute runs (picklable)."""
+
+    config: ExperimentConfig
+    taskset: Taskset
+    system_prompt: str
+    python: str
+    sandbox: Sandbox
+    output_dir: Path
+    experiment_id: str
+
+
+def run_seed(experiment_seed: int, task_id: str, repeat: int) -> int:
+    """Depends on (task, repeat) only, so every strategy meets the same seeds."""
+    return int(hashlib.sha256(f"{experiment_seed}:{task_id}:{repeat}".encode()).hexdigest()[:8], 16)
+
+
+def plan_runs(config: ExperimentConfig, taskset: Taskset) -> list[RunSpec]:
+    return [RunSpec(s.key, s.name, s.params, t.id, r, run_seed(config.seed, t.id, r))
+            for s in config.strategies for t in taskset.tasks for r in range(config.repeats)]
+
+
+_COUNTERS: dict[str, TokenCounter] = {}
+
+
+def counter_for(name: str) -> TokenCounter:
+    """One token counter (and cache) per tokenizer per process."""
+    if name not in _COUNTERS:
+        _COUNTERS[name] = TokenCounter(name)
+    return _COUNTERS[name]
+
+
+def make_budget(config: ExperimentConfig, system_prompt: str) -> Budget:
+    counter = counter_for(config.model.tokenizer)
+    fixed = (counter.count_message({"role": "system", "content": system_prompt})
+             + counter.count_tools(TOOL_SCHEMAS) + REPLY_PRIMING)
+    return Budget(config.model.context_window, config.model.max_output_tokens, fixed, counter)
+
+
+def run_one(ctx: RunContext, spec: RunSpec) -> RunResult:
+    """One agent run, recorded whatever happens; only a fatal provider error propagates."""
+    start = time.monotonic()
+    task = next(t for t in ctx.taskset.tasks if t.id == spec.task_id)
+    base = dict(experiment_id=ctx.experiment_id, run_id=spec.run_id, strategy=spec.strategy,
+                task_id=task.id, repeat=spec.repeat, seed=spec.seed)
+    ws = None
+    try:
+        config = ctx.config
+        budget = make_budget(config, ctx.system_prompt)
+        ws = Workspace.create(task, ctx.python, sandbox=ctx.sandbox, output_cap=config.limits.tool_output_bytes)
+        model = make_model(config.model, task, budget.counter, spec.seed)
+        strategy = create_strategy(spec.strategy_name, spec.params, StrategyServices(model=model, repo=_RepoFiles(ws.root)))
+        toolbox = Toolbox(ws, config.limits.test_timeout_s, config.limits.tool_output_bytes)
+        history = History(ctx.system_prompt, task.problem_statement)
+        outcome = run_agent(history, strategy, model, toolbox, budget, config.limits,
+                            start + config.limits.run_timeout_s)
+        patch = ws.diff()
+        evaluation = ws.evaluate(config.limits.test_timeout_s)
+        reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok)
+        _write_transcript(ctx.output_dir, spec, outcome.ledgers, outcome.detail)
+        return RunResult(
+            **base, resolved=reason is None, failure_reason=reason, turns=outcome.turns,
+            prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+            strategy_tokens=outcome.strategy_tokens, total_tokens=outcome.total_tokens,
+            cached_tokens=outcome.cached_tokens, peak_context_tokens=outcome.peak_context_tokens,
+            wall_s=round(time.monotonic() - start, 3), model_s=round(outcome.model_s, 3),
+            tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
+            tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
+            context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=patch,
+        )
+    except FatalModelError:
+        raise
+    except Exception:
+        return RunResult(**base, resolved=False, failure_reason="harness_error", turns=0, prompt_tokens=0,
+                         completion_tokens=0, strategy_tokens=0, total_tokens=0, peak_context_tokens=0,
+                         wall_s=round(time.monotonic() - start, 3), error=traceback.format_exc())
+    finally:
+        if ws is not None and not ctx.config.keep_workspaces:
+            ws.cleanup()
+
+
+class _RepoFiles:
+    """RepoView over a workspace folder: current text files, read-only."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def paths(self) -> list[str]:
+        out = []
+        for p in sorted(self.root.rglob("*")):
+            rel = p.relative_to(self.root)
+            if p.is_file() and not {".git", "__pycache__"} & set(rel.parts):
+                out.append(rel.as_posix())
+        return out
+
+    def read(self, path: str) -> str:
+        return (self.root / path).read_text(errors="replace")
+
+
+def _write_transcript(output_dir: Path, spec: RunSpec, ledgers: list[dict], detail: str) -> None:
+    folder = output_dir / "transcripts" / spec.strategy
+    folder.mkdir(parents=True, exist_ok=True)
+    with gzip.open(folder / f"{spec.task_id}.{spec.repeat}.jsonl.gz", "wt", compresslevel=5) as fh:
+        for record in ledgers:
+            fh.write(json.dumps(record) + "\n")
+        if detail:
+            fh.write(json.dumps({"stop_detail": detail}) + "\n")
+
+
+# -- experiment level -----------------------------------------------------------------------------
+
+def fixed_variables(config: ExperimentConfig, taskset: Taskset, system_prompt: str) -> dict[str, str]:
+    """Hashes of what must not differ between runs that are compared."""
+    model = config.model.model_dump()
+    return {
+        "model": config_hash(model),
+        "taskset": taskset.content_hash(),
+        "system_prompt": config_hash(system_prompt),
+        "tools": config_hash(TOOL_SCHEMAS),
+        "harness_version": __version__,
+        "limits": config_hash(config.limits.model_dump()),
+    }
+
+
+def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None = None) -> RunContext:
+    """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget."""
+    spec = config.taskset
+    path = resolve_taskset_path(spec.path, config_dir)
+    repos = (config_dir / spec.repos) if spec.repos else None
+    taskset = load_taskset(path, repos).select(spec.ids, spec.include_tags, spec.exclude_tags)
+    system_prompt = config.resolved_system_prompt(config_dir)
+    budget = make_budget(config, system_prompt)
+    if budget.available <= 0:
+        raise InputError(f"model.context_window {config.model.context_window} leaves no room: the fixed part "
+                         f"({budget.fixed_tokens} tokens) plus the output reserve ({budget.output_reserve}) fill it")
+    for s in config.strategies:
+        preflight = getattr(create_strategy(s.name, s.params), "preflight", None)
+        if preflight is not None:
+            try:
+                preflight(budget)
+            except ContextOverflow as exc:
+                raise InputError(f"strategy {s.key}: {exc}") from exc
+    sandbox = Sandbox("none")
+    if config.sandbox == "bwrap":
+        why = bwrap_available()
+        sandbox = Sandbox("bwrap") if why is None else Sandbox("none")
+    fixed = fixed_variables(config, taskset, system_prompt)
+    experiment_id = config_hash(fixed)[:16]
+    out = output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")
+    return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment), sandbox,
+                      out.resolve(), experiment_id)
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def manifest_for(ctx: RunContext) -> dict[str, Any]:
+    config = ctx.config
+    sandbox_note = None
+    if config.sandbox == "bwrap" and ctx.sandbox.mode != "bwrap":
+        sandbox_note = f"sandbox fell back to none: {bwrap_available()}"
+    return {
+        "version": 1,
+        "experiment_id": ctx.experiment_id,
+        "name": config.name,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "harness_version": __version__,
+        "fixed": fixed_variables(config, ctx.taskset, ctx.system_prompt),
+        "config": config.model_dump(mode="json"),
+        "system_prompt": ctx.system_prompt,
+        "taskset": {"name": ctx.taskset.name, "path": str(ctx.taskset.path),
+                    "tasks": [t.id for t in ctx.taskset.tasks]},
+        "strategies": [s.model_dump() for s in config.strategies],
+        "sandbox": {"requested": config.sandbox, "used": ctx.sandbox.mode, "warning": sandbox_note},
+        "simulated": config.model.provider == "sim",
+        "runs_planned": len(plan_runs(config, ctx.taskset)),
+    }
+
+
+def _check_resume(output_dir: Path, manifest: dict[str, Any]) -> None:
+    old = json.loads((output_dir / "manifest.json").read_text())
+    diffs = [k for k in sorted(set(old.get("fixed", {})) | set(manifest["fixed"]))
+             if old.get("fixed", {}).get(k) != manifest["fixed"].get(k)]
+    for key in ("strategies", "config"):
+        if key == "config":
+            a = {k: v for k, v in old["config"].items() if k not in ("workers", "executor", "ray_address", "output_dir")}
+            b = {k: v for k, v in manifest["config"].items() if k not in ("workers", "executor", "ray_address", "output_dir")}
+            if a != b and not diffs:
+                diffs.append("config (" + ", ".join(sorted(k for k in a if a.get(k) != b.get(k))) + ")")
+        elif old.get(key) != manifest.get(key):
+            diffs.append(key)
+    if diffs:
+        raise InputError(f"{output_dir}: cannot resume, the fixed variables differ: {', '.join(diffs)}")
+
+
+def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) -> list[RunResult]:
+    """Run every missing run of the experiment into ctx.output_dir; returns all results."""
+    out = ctx.output_dir
+    manifest = manifest_for(ctx)
+    runs_path = out / "runs.jsonl"
+    if (out / "manifest.json").exists() or runs_path.exists():
+        if not resume:
+            raise InputError(f"{out} already holds results; pass --resume to continue it, or choose another --output")
+        _check_resume(out, manifest)
+        repaired = repair_jsonl(runs_path)
+        if repaired:
+            print(f"ctxbench: repaired a torn last line in {runs_path} ({repaired} bytes)", file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / "manifest.json").exists():
+        _atomic_write(out / "manifest.json", json.dumps(manifest, indent=2))
+    if manifest["sandbox"]["warning"]:
+        print(f"ctxbench: WARNING: {manifest['sandbox']['warning']}", file=sys.stderr)
+    done = {r.run_id for r in read_results(runs_path)}
+    specs = plan_runs(ctx.config, ctx.taskset)
+    todo = [s for s in specs if s.run_id not in done]
+    writer = ResultsWriter(runs_path)
+    try:
+        from harness.executors import execute
+
+        for result in execute(ctx, todo, progress, already_done=len(done), total=len(specs)):
+            writer.write(result)
+    finally:
+        writer.close()
+    results = read_results(runs_path)
+    order = {s.run_id: i for i, s in enumerate(specs)}
+    results.sort(key=lambda r: order.get(r.run_id, len(order)))
+    _atomic_write(runs_path, "".join(r.model_dump_json() + "\n" for r in results))
+    return results
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def iter_tasks(taskset: Taskset) -> Iterator[Task]:
+    return iter(taskset.tasks)

@@ -1,0 +1,204 @@
+"""Tasks and tasksets: the native YAML format and SWE-bench-style JSONL instances."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.errors import InputError
+
+__all__ = ["Task", "Taskset", "TasksetEnvironment", "load_taskset", "builtin_tasksets_dir",
+           "resolve_taskset_path"]
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class TasksetEnvironment(BaseModel):
+    """Where a taskset's tests run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    python: str | None = Field(None, description="Interpreter path to run tests with.")
+    requirements: tuple[str, ...] = Field((), description="Requirements installed once into a cached venv.")
+
+
+class _TaskEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    repo: str
+    problem_statement: str
+    test_cmd: str | list[str] = "python -m pytest"
+    test_files: list[str] = []
+    FAIL_TO_PASS: list[str] = Field(min_length=1)
+    PASS_TO_PASS: list[str] = []
+    patch: str
+    test_patch: str | None = None
+    tags: list[str] = []
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not _ID.match(v):
+            raise ValueError("task ids use letters, digits, '.', '_' and '-'")
+        return v
+
+
+class _TasksetFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    description: str = ""
+    environment: TasksetEnvironment = TasksetEnvironment()
+    tasks: list[_TaskEntry] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task: a repository at a base state, a bug report, and the tests that decide."""
+
+    id: str
+    repo_dir: Path
+    """Folder with the repository's files (native) or a git repository (SWE-bench)."""
+    problem_statement: str
+    test_cmd: tuple[str, ...]
+    """Argv prefix; a leading `python` means the taskset environment's interpreter."""
+    FAIL_TO_PASS: tuple[str, ...]
+    PASS_TO_PASS: tuple[str, ...]
+    patch: str
+    """Gold patch text (reference fix)."""
+    test_patch: str | None = None
+    """Hidden tests, applied only at evaluation."""
+    test_files: tuple[str, ...] = ()
+    """What run_tests runs when the agent passes no ids."""
+    tags: tuple[str, ...] = ()
+    base_commit: str | None = None
+    """For git repositories: the commit whose files make the workspace."""
+    repo_name: str = ""
+
+
+@dataclass(frozen=True)
+class Taskset:
+    name: str
+    path: Path
+    tasks: tuple[Task, ...]
+    environment: TasksetEnvironment = field(default_factory=TasksetEnvironment)
+
+    def content_hash(self) -> str:
+        """Hash of everything that defines the tasks: statements, commands, patches, repo files."""
+        h = hashlib.sha256()
+        seen: set[Path] = set()
+        for t in self.tasks:
+            h.update(json.dumps([t.id, t.problem_statement, t.test_cmd, t.FAIL_TO_PASS, t.PASS_TO_PASS,
+                                 t.patch, t.test_patch, t.test_files, t.tags, t.base_commit]).encode())
+            if t.repo_dir not in seen and t.base_commit is None:
+                seen.add(t.repo_dir)
+                for f in sorted(p for p in t.repo_dir.rglob("*") if p.is_file()):
+                    if "__pycache__" in f.parts:
+                        continue
+                    h.update(str(f.relative_to(t.repo_dir)).encode())
+                    h.update(f.read_bytes())
+        h.update(self.environment.model_dump_json().encode())
+        return h.hexdigest()
+
+    def select(self, ids: list[str] | None = None, include_tags: list[str] | None = None,
+               exclude_tags: list[str] | None = None) -> Taskset:
+        known = {t.id for t in self.tasks}
+        for i in ids or []:
+            if i not in known:
+                raise InputError(f"taskset {self.name}: no task with id {i!r}")
+        tasks = [t for t in self.tasks
+                 if (not ids or t.id in ids)
+                 and (not include_tags or set(include_tags) & set(t.tags))
+                 and not (set(exclude_tags or []) & set(t.tags))]
+        if not tasks:
+            raise InputError(f"taskset {self.name}: the filters leave no task")
+        return Taskset(self.name, self.path, tuple(tasks), self.environment)
+
+
+def builtin_tasksets_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "tasksets"
+
+
+def resolve_taskset_path(spec: str, base: Path | None = None) -> Path:
+    """A taskset path: as given, relative to `base` (the config's folder), or a built-in name."""
+    p = Path(spec)
+    for candidate in ([p] if p.is_absolute() else [(base or Path.cwd()) / p, Path.cwd() / p]):
+        if candidate.exists():
+            return candidate.resolve()
+    builtin = builtin_tasksets_dir() / spec
+    if builtin.exists():
+        return builtin
+    names = sorted(d.name for d in builtin_tasksets_dir().iterdir() if (d / "taskset.yaml").exists()) \
+        if builtin_tasksets_dir().exists() else []
+    raise InputError(f"taskset {spec!r} not found (not a path; built-in tasksets: {', '.join(names)})")
+
+
+def _split_cmd(cmd: str | list[str]) -> tuple[str, ...]:
+    return tuple(shlex.split(cmd) if isinstance(cmd, str) else cmd)
+
+
+def _pydantic_problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+
+
+def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
+    """Load a native taskset folder (or its taskset.yaml) or a SWE-bench JSONL file.
+
+    Raises:
+        InputError: naming the file and the key that is wrong.
+    """
+    path = Path(path)
+    if path.suffix == ".jsonl":
+        from harness.swebench import load_swebench
+
+        return load_swebench(path, swebench_repos)
+    folder = path.parent if path.is_file() else path
+    file = folder / "taskset.yaml"
+    if not file.exists():
+        raise InputError(f"{folder}: no taskset.yaml (a taskset is a folder with taskset.yaml, or a .jsonl file)")
+    try:
+        raw = yaml.safe_load(file.read_text())
+    except yaml.YAMLError as exc:
+        raise InputError(f"{file}: not valid YAML: {exc}") from exc
+    try:
+        spec = _TasksetFile.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(f"{file}: {_pydantic_problems(exc)}") from exc
+    tasks, seen = [], set()
+    for i, entry in enumerate(spec.tasks):
+        where = f"{file}: tasks.{i} ({entry.id})"
+        if entry.id in seen:
+            raise InputError(f"{where}: duplicate task id {entry.id!r}")
+        seen.add(entry.id)
+        repo_dir = folder / "repos" / entry.repo
+        if not repo_dir.is_dir():
+            raise InputError(f"{where}.repo: no folder repos/{entry.repo}")
+
+        def read_patch(key: str, rel: str | None) -> str | None:
+            if rel is None:
+                return None
+            p = folder / rel
+            if not p.is_file():
+                raise InputError(f"{where}.{key}: no file {rel}")
+            return p.read_text()
+
+        tasks.append(Task(
+            id=entry.id, repo_dir=repo_dir.resolve(), problem_statement=entry.problem_statement.strip(),
+            test_cmd=_split_cmd(entry.test_cmd), FAIL_TO_PASS=tuple(entry.FAIL_TO_PASS),
+            PASS_TO_PASS=tuple(entry.PASS_TO_PASS), patch=read_patch("patch", entry.patch) or "",
+            test_patch=read_patch("test_patch", entry.test_patch), test_files=tuple(entry.test_files),
+            tags=tuple(entry.tags), repo_name=entry.repo,
+        ))
+    return Taskset(spec.name, folder.resolve(), tuple(tasks), spec.environment)
+
+
+def task_summary(task: Task) -> dict[str, Any]:
+    return {"id": task.id, "repo": task.repo_name, "tags": list(task.tags),
+            "fail_to_pass": len(task.FAIL_TO_PASS), "pass_to_pass": len(task.PASS_TO_PASS),
+            "hidden_tests": task.test_patch is not None}

@@ -1,0 +1,155 @@
+"""A private, git-initialised copy of a task's repository for one run, and evaluation in it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from harness.sandbox import ProcessResult, Sandbox, run_contained
+from harness.tasks import Task
+from harness.testenv import test_env_vars
+
+__all__ = ["Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
+
+TestOutcome = Literal["passed", "failed", "error", "skipped", "missing"]
+
+_GIT_ENV = {"GIT_AUTHOR_NAME": "ctxbench", "GIT_AUTHOR_EMAIL": "ctxbench@localhost",
+            "GIT_COMMITTER_NAME": "ctxbench", "GIT_COMMITTER_EMAIL": "ctxbench@localhost",
+            "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+            "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+_IGNORED = ("__pycache__", "*.pyc", ".pytest_cache")
+
+
+class GitError(RuntimeError):
+    pass
+
+
+def git(args: list[str], cwd: Path, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, **_GIT_ENV}
+    proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
+    return proc
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What the tests said about the agent's patch."""
+
+    tests: dict[str, TestOutcome]
+    fail_to_pass_ok: bool
+    pass_to_pass_ok: bool
+    test_patch_applied: bool
+    output_tail: str = ""
+    seconds: float = 0.0
+
+    @property
+    def resolved(self) -> bool:
+        return self.fail_to_pass_ok and self.pass_to_pass_ok and self.test_patch_applied
+
+
+def _node_key(node_id: str) -> tuple[str, str]:
+    """(classname, name) that pytest's JUnit report gives the test `node_id`."""
+    parts = node_id.split("::")
+    module = parts[0][:-3] if parts[0].endswith(".py") else parts[0]
+    classname = ".".join([module.replace("/", "."), *parts[1:-1]])
+    return classname, parts[-1]
+
+
+def parse_junit(xml_path: Path, test_ids: list[str]) -> dict[str, TestOutcome]:
+    """Outcome of each requested test id from a JUnit XML report; absent tests are `missing`."""
+    found: dict[tuple[str, str], TestOutcome] = {}
+    if xml_path.exists():
+        try:
+            root = ET.parse(xml_path).getroot()
+        except ET.ParseError:
+            root = None
+        for case in root.iter("testcase") if root is not None else ():
+            key = (case.get("classname", ""), case.get("name", ""))
+            tags = {child.tag for child in case}
+            outcome: TestOutcome = ("failed" if "failure" in tags else "error" if "error" in tags
+                                    else "skipped" if "skipped" in tags else "passed")
+            if found.get(key) in ("failed", "error"):
+                continue  # setup/teardown errors are reported as a second testcase element
+            found[key] = outcome
+    return {tid: found.get(_node_key(tid), "missing") for tid in test_ids}
+
+
+@dataclass
+class Workspace:
+    """A run's private copy of the repository, a git repo whose first commit is the base."""
+
+    root: Path
+    task: Task
+    python: str
+    sandbox: Sandbox = field(default_factory=Sandbox)
+    output_cap: int = 200_000
+    _scratch: Path | None = None
+
+    @classmethod
+    def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
+               output_cap: int = 200_000) -> Workspace:
+        scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{task.id[:40]}-", dir=parent))
+        root = scratch / "repo"
+        if task.base_commit:
+            root.mkdir()
+            archive = subprocess.run(["git", "archive", "--format=tar", task.base_commit],
+                                     cwd=task.repo_dir, capture_output=True)
+            if archive.returncode != 0:
+                raise GitError(f"{task.repo_dir}: cannot read {task.base_commit}: {archive.stderr.decode()[:300]}")
+            subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+        else:
+            shutil.copytree(task.repo_dir, root, ignore=shutil.ignore_patterns(*_IGNORED, ".git"))
+        git(["init", "-q", "-b", "main"], root)
+        (root / ".git" / "info").mkdir(exist_ok=True)
+        (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
+        git(["add", "-A"], root)
+        git(["commit", "-q", "--no-verify", "-m", "base"], root)
+        return cls(root, task, python, sandbox, output_cap, scratch)
+
+    def diff(self) -> str:
+        """The agent's changes against the base commit, new files included."""
+        git(["add", "-A"], self.root)
+        return git(["diff", "--cached", "--no-color", "HEAD"], self.root).stdout
+
+    def apply_patch(self, patch: str) -> bool:
+        if not patch.strip():
+            return True
+        return git(["apply", "--whitespace=nowarn", "-"], self.root, stdin=patch, check=False).returncode == 0
+
+    def command(self, test_ids: list[str] | tuple[str, ...]) -> list[str]:
+        argv = list(self.task.test_cmd)
+        if argv and argv[0] in ("python", "python3"):
+            argv[0] = self.python
+        return [*argv, *test_ids]
+
+    def run_tests(self, test_ids: list[str] | tuple[str, ...], timeout_s: float,
+                  junit: Path | None = None) -> ProcessResult:
+        argv = self.command(test_ids)
+        if junit is not None:
+            argv.append(f"--junitxml={junit}")
+        return run_contained(argv, self.root, timeout_s, test_env_vars(self.root), self.sandbox, self.output_cap,
+                             writable=self._scratch)
+
+    def evaluate(self, timeout_s: float) -> Evaluation:
+        """Apply the hidden tests, run FAIL_TO_PASS + PASS_TO_PASS, read outcomes from JUnit XML."""
+        applied = self.apply_patch(self.task.test_patch or "")
+        ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
+        assert self._scratch is not None
+        junit = self._scratch / "junit.xml"
+        junit.unlink(missing_ok=True)
+        result = self.run_tests(ids, timeout_s, junit)
+        tests = parse_junit(junit, ids)
+        f2p = all(tests[t] == "passed" for t in self.task.FAIL_TO_PASS)
+        p2p = all(tests[t] == "passed" for t in self.task.PASS_TO_PASS)
+        return Evaluation(tests, f2p, p2p, applied, result.output[-2000:], result.seconds)
+
+    def cleanup(self) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)

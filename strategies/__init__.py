@@ -1,0 +1,24 @@
+"""Context strategies. Importing this package registers the built-in ones."""
+
+from strategies.registry import (
+    ENTRY_POINT_GROUP,
+    StrategyError,
+    StrategyServices,
+    available_strategies,
+    create_strategy,
+    get_strategy_class,
+    register_strategy,
+    validate_params,
+)
+from strategies import baseline  # noqa: F401,E402  (registers)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "StrategyError",
+    "StrategyServices",
+    "available_strategies",
+    "create_strategy",
+    "get_strategy_class",
+    "register_strategy",
+    "validate_params",
+]

@@ -1,0 +1,32 @@
+"""`baseline`: the history verbatim, appended turn after turn (the control arm)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.context import Budget, Context, ContextLedger
+from harness.history import History, turn_messages
+from strategies.registry import StrategyServices, register_strategy
+
+
+@register_strategy("baseline")
+class Baseline:
+    """Sends every message of the history unchanged; no budget is enforced."""
+
+    class Params(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, params: Params, services: StrategyServices | None = None) -> None:
+        self.params = params
+
+    def build(self, history: History, budget: Budget) -> Context:
+        ledger = ContextLedger()
+        count = budget.counter.count_message
+        messages = [history.system_message(), history.task_message()]
+        ledger.add("system", count(messages[0]))
+        ledger.add("task", count(messages[1]))
+        for turn in history.turns:
+            for msg in turn_messages(turn):
+                ledger.add("tool_output" if msg["role"] == "tool" else "history", count(msg))
+                messages.append(msg)
+        return Context(messages, ledger)

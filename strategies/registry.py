@@ -1,0 +1,111 @@
+"""The one registry of context strategies: built-ins by decorator, third parties by entry point."""
+
+from __future__ import annotations
+
+import difflib
+from importlib.metadata import entry_points
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from harness.repo_view import RepoView
+
+__all__ = ["register_strategy", "get_strategy_class", "available_strategies", "create_strategy",
+           "validate_params", "StrategyError", "StrategyServices", "ENTRY_POINT_GROUP"]
+
+ENTRY_POINT_GROUP = "ctxbench.strategies"
+
+_REGISTRY: dict[str, type] = {}
+_entry_points_loaded = False
+
+T = TypeVar("T", bound=type)
+
+
+class StrategyError(ValueError):
+    """Unknown strategy, duplicate registration, or invalid parameters."""
+
+
+def register_strategy(name: str) -> Callable[[T], T]:
+    """Class decorator: register a strategy under `name` (the only place the name is written).
+
+    The class must define a nested pydantic model `Params` and accept
+    `(params, services: StrategyServices | None = None)`.
+    """
+
+    def decorate(cls: T) -> T:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise StrategyError(f"strategy {name!r} is already registered by {_REGISTRY[name].__module__}")
+        if not (isinstance(getattr(cls, "Params", None), type) and issubclass(cls.Params, BaseModel)):
+            raise StrategyError(f"strategy {name!r} needs a pydantic `Params` class")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def _load_builtins() -> None:
+    import strategies  # noqa: F401  (importing the package registers the built-ins)
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _REGISTRY:
+            continue
+        try:
+            cls = ep.load()
+        except Exception as exc:
+            raise StrategyError(f"entry point {ep.name!r} ({ep.value}) failed to load: {exc}") from exc
+        if ep.name not in _REGISTRY:
+            register_strategy(ep.name)(cls)
+
+
+def available_strategies() -> dict[str, type]:
+    """Every registered strategy, built-in and third-party, by name."""
+    _load_builtins()
+    _load_entry_points()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_strategy_class(name: str) -> type:
+    """The class registered under `name`; the error suggests close names."""
+    registry = available_strategies()
+    if name not in registry:
+        close = difflib.get_close_matches(name, registry, n=1)
+        hint = f" did you mean {close[0]!r}?" if close else ""
+        raise StrategyError(f"unknown strategy {name!r};{hint} available: {', '.join(registry)}")
+    return registry[name]
+
+
+def validate_params(name: str, params: dict[str, Any] | None) -> BaseModel:
+    """Validate `params` for strategy `name`; unknown parameters are errors."""
+    cls = get_strategy_class(name)
+    try:
+        return cls.Params(**(params or {}))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(params)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise StrategyError(f"invalid params for strategy {name!r}: {problems}") from exc
+
+
+@dataclass(frozen=True)
+class StrategyServices:
+    """What the harness lends a strategy for one run."""
+
+    model: Any = None
+    """The experiment's model (harness.models), for strategies that call it (summarizer, model mode)."""
+    repo: RepoView | None = None
+    """Read-only view of the run's workspace files (file_selector)."""
+
+
+def create_strategy(name: str, params: dict[str, Any] | None = None,
+                    services: StrategyServices | None = None) -> Any:
+    """A fresh strategy instance (one per run)."""
+    cls = get_strategy_class(name)
+    return cls(validate_params(name, params), services or StrategyServices())
