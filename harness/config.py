@@ -32,6 +32,7 @@ class SimParams(_Strict):
     fill_onset: float = Field(0.25, ge=0, le=1, description="Context fill (tokens / window) where attention starts to degrade (f0).")
     fill_slope: float = Field(1.1, ge=0, description="How fast attention falls past fill_onset (a).")
     middle_penalty: float = Field(0.6, ge=0, le=1, description="Loss of attention in the middle of the context (m).")
+    middle_full_at: float = Field(0.5, gt=0, le=1, description="Fill at which the middle penalty reaches full strength.")
     detour_rate: float = Field(0.5, ge=0, le=1, description="Chance per turn of a detour, times the share of noise (d).")
     slip_rate: float = Field(0.03, ge=0, le=1, description="Chance that an edit is wrong (s).")
     read_window: int = Field(60, ge=5, description="Lines read around a line of interest (search hit, traceback frame).")
@@ -134,8 +135,10 @@ def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
         if isinstance(node, list):
             node = node[int(part)]
             continue
-        if not isinstance(node.get(part), (dict, list)):
+        if part not in node or node[part] is None:
             node[part] = {}
+        elif not isinstance(node[part], (dict, list)):
+            raise ValueError(f"{'.'.join(parts[:i + 1])} is {node[part]!r}, not a mapping")
         node = node[part]
     last = parts[-1]
     if isinstance(node, list):
@@ -189,6 +192,8 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Experim
         raise InputError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
+    if isinstance(data.get("taskset"), str):
+        data["taskset"] = {"path": data["taskset"]}
     data = apply_overrides(data, overrides or [])
     try:
         config = ExperimentConfig.model_validate(data)

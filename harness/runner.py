@@ -6,7 +6,9 @@ import gzip
 import hashlib
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass
@@ -97,8 +99,12 @@ def make_budget(config: ExperimentConfig, system_prompt: str) -> Budget:
     return Budget(config.model.context_window, config.model.max_output_tokens, fixed, counter)
 
 
-def run_one(ctx: RunContext, spec: RunSpec) -> RunResult:
-    """One agent run, recorded whatever happens; only a fatal provider error propagates."""
+def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunResult:
+    """One agent run, recorded whatever happens; only a fatal provider error propagates.
+
+    Args:
+        model_factory: `(task, counter, seed) -> model`; default builds the configured provider.
+    """
     start = time.monotonic()
     task = next(t for t in ctx.taskset.tasks if t.id == spec.task_id)
     base = dict(experiment_id=ctx.experiment_id, run_id=spec.run_id, strategy=spec.strategy,
@@ -108,7 +114,7 @@ def run_one(ctx: RunContext, spec: RunSpec) -> RunResult:
         config = ctx.config
         budget = make_budget(config, ctx.system_prompt)
         ws = Workspace.create(task, ctx.python, sandbox=ctx.sandbox, output_cap=config.limits.tool_output_bytes)
-        model = make_model(config.model, task, budget.counter, spec.seed)
+        model = (model_factory or (lambda t, c, s: make_model(config.model, t, c, s)))(task, budget.counter, spec.seed)
         strategy = create_strategy(spec.strategy_name, spec.params, StrategyServices(model=model, repo=_RepoFiles(ws.root)))
         toolbox = Toolbox(ws, config.limits.test_timeout_s, config.limits.tool_output_bytes)
         history = History(ctx.system_prompt, task.problem_statement)
@@ -200,15 +206,41 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
                 preflight(budget)
             except ContextOverflow as exc:
                 raise InputError(f"strategy {s.key}: {exc}") from exc
-    sandbox = Sandbox("none")
-    if config.sandbox == "bwrap":
-        why = bwrap_available()
-        sandbox = Sandbox("bwrap") if why is None else Sandbox("none")
+    check_gold_patches(taskset)
     fixed = fixed_variables(config, taskset, system_prompt)
     experiment_id = config_hash(fixed)[:16]
-    out = output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")
-    return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment), sandbox,
-                      out.resolve(), experiment_id)
+    out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
+    hidden = tuple(str(p) for p in (taskset.path, repos, out) if p is not None)
+    mode = "bwrap" if config.sandbox == "bwrap" and bwrap_available() is None else "none"
+    return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment),
+                      Sandbox(mode, hide=hidden), out, experiment_id)
+
+
+def check_gold_patches(taskset: Taskset) -> None:
+    """`git apply --check` of every task's gold patch on its base files (milliseconds per task).
+
+    Raises:
+        InputError: naming the taskset file, the task and the key.
+    """
+    where = taskset.path / "taskset.yaml" if taskset.path.is_dir() else taskset.path
+    for task in taskset.tasks:
+        if not task.patch.strip():
+            continue
+        with tempfile.TemporaryDirectory(prefix="ctxbench-check-") as tmp:
+            env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(task.repo_dir.parent), "GIT_INDEX_FILE": f"{tmp}/index"}
+            args = ["apply", "--check", "--whitespace=nowarn", "-"]
+            if task.base_commit:
+                read = subprocess.run(["git", "read-tree", task.base_commit], cwd=task.repo_dir, env=env,
+                                      capture_output=True, text=True)
+                if read.returncode != 0:
+                    raise InputError(f"{where}: task {task.id}: base_commit {task.base_commit} not found in "
+                                     f"{task.repo_dir}: {read.stderr.strip()[:300]}")
+                args.insert(2, "--cached")
+            proc = subprocess.run(["git", *args], cwd=task.repo_dir, env=env, input=task.patch,
+                                  capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise InputError(f"{where}: task {task.id}: `patch` (the gold patch) does not apply to "
+                             f"{task.repo_dir}: {proc.stderr.strip()[:500]}")
 
 
 def _stamp() -> str:

@@ -1,24 +1,60 @@
-"""Running test commands: own process group, resource limits, optional bubblewrap jail."""
+"""Running test commands: own process group, resource limits, optional bubblewrap jail.
+
+What each layer does (measured; see docs/security.md):
+
+- `bwrap` jail: new user, network, pid, ipc and uts namespaces, every capability dropped, the host
+  file system read-only, a private size-capped /tmp and /dev/shm, only the run's scratch folder
+  writable; the harness user's home and the folders in `Sandbox.hide` (taskset, results) replaced by
+  empty ones. The jail's processes die with it.
+- rlimits on every process: CPU seconds, address space, file size, no core dumps.
+- Process count: a `pids` cgroup where the harness may create one (a hard limit: fork fails); else a
+  watchdog that kills the whole sandbox once it holds more processes than allowed. RLIMIT_NPROC
+  alone does nothing for root, who runs the tests here and in CI.
+- Timeout or limit: the process group, every descendant and the cgroup are killed.
+- Address-space randomisation is off for the command, so object addresses printed in test output
+  are the same run to run (the simulated model sees identical observations).
+"""
 
 from __future__ import annotations
 
+import ctypes
+import itertools
 import os
 import resource
+import selectors
 import shutil
 import signal
 import subprocess
-import threading
+import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-__all__ = ["ProcessResult", "Sandbox", "run_contained", "bwrap_available"]
+__all__ = ["ProcessResult", "ResourceLimits", "Sandbox", "run_contained", "bwrap_available",
+           "process_limit_mechanism"]
 
-CPU_SECONDS = 120
-ADDRESS_SPACE = 4 * 1024**3
-FILE_SIZE = 256 * 1024**2
-PROCESSES = 256
+SANDBOX_UID = 65534
+"""Uid (and gid) the jailed command sees; it holds no capability whatever its number."""
+_POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """Per-command limits; the defaults are generous for a test suite and fatal to a runaway one."""
+
+    cpu_seconds: int | None = None
+    """CPU seconds per process; default: the command's timeout + 5."""
+    address_space: int = 4 * 1024**3
+    """Virtual memory per process (RLIMIT_AS), bytes."""
+    file_size: int = 256 * 1024**2
+    """Largest file a process may write (RLIMIT_FSIZE), bytes."""
+    processes: int = 256
+    """Processes and threads alive at once in the sandbox."""
+    tmp_size: int = 512 * 1024**2
+    """Size of the private /tmp and /dev/shm (bwrap only), bytes."""
 
 
 @dataclass(frozen=True)
@@ -29,100 +65,345 @@ class ProcessResult:
     timed_out: bool
     seconds: float
     omitted_bytes: int = 0
+    limit_hit: str | None = None
+    """`processes` when the sandbox was killed for holding too many processes."""
+
+
+def _bwrap_args(scratch: Path, workdir: Path, hide: list[Path], keep: list[Path], tmp_size: int) -> list[str]:
+    args = ["bwrap", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--disable-userns", "--cap-drop", "ALL",
+            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--size", str(tmp_size), "--tmpfs", "/tmp", "--size", str(tmp_size), "--tmpfs", "/dev/shm"]
+    for h in hide:
+        if h.is_dir():
+            args += ["--tmpfs", str(h)]
+        elif h.exists():
+            args += ["--ro-bind", "/dev/null", str(h)]
+    for k in keep:
+        args += ["--ro-bind", str(k), str(k)]
+    return [*args, "--bind", str(scratch), str(scratch), "--chdir", str(workdir)]
 
 
 @lru_cache(maxsize=1)
 def bwrap_available() -> str | None:
-    """Why bubblewrap cannot be used here, or None when it works."""
+    """Why the bubblewrap jail cannot be used here, or None when it works (probed once)."""
     exe = shutil.which("bwrap")
     if exe is None:
         return "bwrap is not installed (Debian package `bubblewrap`)"
-    probe = subprocess.run([exe, "--ro-bind", "/", "/", "--unshare-net", "--dev", "/dev", "true"],
-                           capture_output=True, text=True, timeout=30)
-    if probe.returncode != 0:
-        return f"bwrap cannot create a sandbox here: {probe.stderr.strip()[:200]}"
+    with tempfile.TemporaryDirectory(prefix="ctxbench-probe-") as tmp:
+        argv = _bwrap_args(Path(tmp), Path(tmp), [], [], 1024**2) + ["--", "sh", "-c", "touch ./ok"]
+        try:
+            probe = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bwrap cannot run: {exc}"
+        if probe.returncode != 0 or not (Path(tmp) / "ok").exists():
+            return f"bwrap cannot create a sandbox here: {probe.stderr.strip()[:200]}"
     return None
+
+
+def _prefixes(argv0: str) -> set[Path]:
+    """Folders an interpreter needs: its own prefix, the one it links to, and ours."""
+    out = {Path(sys.prefix), Path(sys.base_prefix)}
+    exe = shutil.which(argv0) if argv0 else None
+    if exe:
+        out |= {Path(exe).absolute().parent.parent, Path(os.path.realpath(exe)).parent.parent}
+    return out
 
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How to contain a command: `bwrap` (no network, only the workspace writable) or `none`."""
+    """How to contain a command: `bwrap` (the jail above) or `none` (limits and kill only)."""
 
-    mode: str = "none"
-    extra_ro: tuple[str, ...] = ()
+    mode: Literal["bwrap", "none"] = "none"
+    hide: tuple[str, ...] = ()
+    """Folders (or files) the jailed command must not see, besides the harness user's home."""
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
 
     def wrap(self, argv: list[str], workdir: Path, writable: Path | None = None) -> list[str]:
         if self.mode != "bwrap":
             return argv
-        rw = writable or workdir
-        return [
-            "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--bind", str(rw), str(rw),
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-            "--chdir", str(workdir), "--", *argv,
-        ]
+        hide = [Path(p).absolute() for p in (str(Path.home()), *self.hide)]
+        hide = [h for h in hide if h != Path("/")]
+        keep = sorted(p for p in _prefixes(argv[0] if argv else "")
+                      if any(h == p or h in p.parents for h in hide))
+        return [*_bwrap_args(writable or workdir, workdir, hide, keep, self.limits.tmp_size), "--", *argv]
 
 
-def _limits(cpu_seconds: int) -> None:
-    for which, value in ((resource.RLIMIT_CPU, cpu_seconds), (resource.RLIMIT_AS, ADDRESS_SPACE),
-                         (resource.RLIMIT_FSIZE, FILE_SIZE), (resource.RLIMIT_NPROC, PROCESSES)):
+# -- process count ----------------------------------------------------------------------------
+
+class _PidsCgroup:
+    """A throwaway `pids` cgroup (v1 or v2): a hard limit on processes, and a reliable kill."""
+
+    _names = itertools.count()
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @staticmethod
+    @lru_cache(maxsize=1)
+    def parent() -> Path | None:
+        """A cgroup folder where we may create children with a pids controller, or None."""
+        try:
+            lines = Path("/proc/self/cgroup").read_text().splitlines()
+        except OSError:
+            return None
+        candidates = []
+        for line in lines:
+            _, controllers, path = line.split(":", 2)
+            if "pids" in controllers.split(","):
+                candidates.append(Path("/sys/fs/cgroup/pids") / path.lstrip("/"))
+            elif controllers == "":
+                candidates.append(Path("/sys/fs/cgroup") / path.lstrip("/"))
+        for base in candidates:
+            probe = base / f"ctxbench-probe-{os.getpid()}"
+            try:
+                if base.name != "pids" and "pids" in (base / "cgroup.controllers").read_text().split():
+                    try:
+                        (base / "cgroup.subtree_control").write_text("+pids")
+                    except OSError:
+                        pass
+                probe.mkdir()
+                try:
+                    (probe / "pids.max").write_text("1\n")
+                    return base
+                finally:
+                    probe.rmdir()
+            except OSError:
+                continue
+        return None
+
+    @classmethod
+    def create(cls, limit: int) -> _PidsCgroup | None:
+        base = cls.parent()
+        if base is None:
+            return None
+        path = base / f"ctxbench-{os.getpid()}-{next(cls._names)}"
+        try:
+            path.mkdir()
+            (path / "pids.max").write_text(f"{limit}\n")
+        except OSError:
+            return None
+        return cls(path)
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def kill(self) -> None:
+        deadline = time.monotonic() + 5
+        while (pids := self.pids()) and time.monotonic() < deadline:
+            for pid in pids:
+                _signal(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                self.kill()
+                time.sleep(0.02)
+
+
+@lru_cache(maxsize=1)
+def process_limit_mechanism() -> str:
+    """How the process limit is enforced here: `cgroup` (hard), `RLIMIT_NPROC` (hard) or `watchdog`."""
+    if _PidsCgroup.parent() is not None:
+        return "cgroup"
+    return "watchdog" if os.geteuid() == 0 else "RLIMIT_NPROC"
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live descendant of `root` (a scan of /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2:].split(None, 2)[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _user_processes() -> int:
+    uid = os.getuid()
+    return sum(1 for e in os.scandir("/proc") if e.name.isdigit() and _owner(e.path) == uid)
+
+
+def _owner(path: str) -> int | None:
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
+
+
+_ADDR_NO_RANDOMIZE = 0x0040000
+
+
+@lru_cache(maxsize=1)
+def _personality():
+    """libc's personality(2), loaded in the parent (never between fork and exec)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).personality
+    except (OSError, AttributeError):
+        return None
+
+
+def _child_setup(limits: ResourceLimits, cpu_seconds: int, cgroup: Path | None, nproc: int | None,
+                 personality) -> None:
+    """Runs in the child between fork and exec."""
+    if cgroup is not None:
+        (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+    if personality is not None:
+        personality(_ADDR_NO_RANDOMIZE)  # fixed addresses: `<object at 0x…>` in test output repeats run to run
+    settings = [(resource.RLIMIT_CPU, cpu_seconds), (resource.RLIMIT_AS, limits.address_space),
+                (resource.RLIMIT_FSIZE, limits.file_size), (resource.RLIMIT_CORE, 0)]
+    if nproc is not None:
+        settings.append((resource.RLIMIT_NPROC, nproc))
+    for which, value in settings:
         try:
             resource.setrlimit(which, (value, value))
         except (ValueError, OSError):
             pass
 
 
+# -- running ----------------------------------------------------------------------------------
+
+class _CappedOutput:
+    """Keeps the first and last `cap // 2` bytes of a stream, counts what falls between."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = cap // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head.extend(chunk[:room])
+            chunk = chunk[room:]
+        self.tail.extend(chunk)
+        if len(self.tail) > self.half:
+            self.dropped += len(self.tail) - self.half
+            del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        middle = f"\n[… {self.dropped} bytes of output omitted …]\n" if self.dropped else ""
+        return self.head.decode(errors="replace") + middle + self.tail.decode(errors="replace")
+
+
+def _exited(pid: int) -> bool:
+    """Whether `pid` has exited, without reaping it (so its process group id stays ours)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
 def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, str],
                   sandbox: Sandbox = Sandbox(), output_cap: int = 200_000,
                   writable: Path | None = None) -> ProcessResult:
-    """Run `argv` in its own process group; kill the whole group on timeout.
+    """Run `argv` contained by `sandbox`; kill everything it started on exit, timeout or limit.
 
     Output beyond `output_cap` bytes is dropped from the middle (head and tail kept), so a
     command printing gigabytes costs no memory.
     """
+    limits = sandbox.limits
     start = time.monotonic()
-    proc = subprocess.Popen(
-        sandbox.wrap(argv, cwd, writable), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        preexec_fn=lambda: _limits(max(1, int(timeout_s) + 5)),
-    )
-    head = bytearray()
-    tail = bytearray()
-    dropped = 0
-    half = output_cap // 2
-
-    def pump() -> None:
-        nonlocal dropped
-        assert proc.stdout is not None
-        while chunk := proc.stdout.read1(65536):
-            room = half - len(head)
-            if room > 0:
-                head.extend(chunk[:room])
-                chunk = chunk[room:]
-            tail.extend(chunk)
-            if len(tail) > half:
-                dropped += len(tail) - half
-                del tail[: len(tail) - half]
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    timed_out = False
+    cgroup = _PidsCgroup.create(limits.processes)
+    watchdog = cgroup is None and os.geteuid() == 0
+    nproc = None if cgroup is not None or watchdog else _user_processes() + limits.processes
+    cpu = limits.cpu_seconds or max(1, int(timeout_s) + 5)
+    personality = _personality()
     try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        proc = subprocess.Popen(
+            sandbox.wrap(argv, cwd, writable), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=lambda: _child_setup(limits, cpu, cgroup.path if cgroup else None, nproc, personality),
+        )
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    out = _CappedOutput(output_cap)
+    timed_out, limit_hit, eof = False, None, False
+    deadline = start + timeout_s
+    next_scan = 0.0
+
+    def drain(until: float) -> None:
+        nonlocal eof
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while not eof and (now := time.monotonic()) < until:
+                if not sel.select(min(_POLL_S, until - now)):
+                    if until - now <= _POLL_S or _exited(proc.pid):
+                        return
+                    continue
+                while True:
+                    try:
+                        chunk = os.read(fd, 1 << 20)
+                    except BlockingIOError:
+                        break
+                    if not chunk:
+                        eof = True
+                        break
+                    out.feed(chunk)
+
+    try:
+        while not _exited(proc.pid):
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if eof:
+                time.sleep(_POLL_S)
+            else:
+                drain(min(deadline, now + 2 * _POLL_S))
+            if watchdog and now >= next_scan:
+                next_scan = now + 2 * _POLL_S
+                if len(_descendants(proc.pid)) > limits.processes:
+                    limit_hit = "processes"
+                    break
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        _signal(-proc.pid, signal.SIGKILL)
+        if cgroup is not None:
+            cgroup.kill()
+        for pid in _descendants(proc.pid):
+            _signal(pid, signal.SIGKILL)
         proc.wait()
-        reader.join(timeout=5)
-        if proc.stdout:
-            proc.stdout.close()
-    text = head.decode(errors="replace")
-    if dropped:
-        text += f"\n[… {dropped} bytes of output omitted …]\n"
-    text += tail.decode(errors="replace")
-    return ProcessResult(proc.returncode if not timed_out else -9, text, timed_out,
-                         time.monotonic() - start, dropped)
+        drain(time.monotonic() + 1.0)
+        proc.stdout.close()
+        if cgroup is not None:
+            cgroup.remove()
+    text = out.text()
+    if limit_hit:
+        text += f"\n[ctxbench: killed: more than {limits.processes} processes]\n"
+    code = -9 if timed_out or limit_hit else proc.returncode
+    return ProcessResult(code, text, timed_out, time.monotonic() - start, out.dropped, limit_hit)

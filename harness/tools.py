@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import regex as _regex  # tiktoken's dependency; unlike `re`, a match can be given a timeout
 
 from harness.history import Observation, ObservationKind, ToolCall
 from harness.rendering import render_excerpt
@@ -42,11 +45,18 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
 ]
 _REQUIRED = {s["function"]["name"]: s["function"]["parameters"]["required"] for s in TOOL_SCHEMAS}
 
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 MAX_READ_BYTES = 400_000
 MAX_WRITE_BYTES = 1_000_000
 MAX_SEARCH_MATCHES = 50
 SEARCH_SECONDS = 5.0
 MAX_LISTING = 1000
+MAX_WALK = 50_000
+"""Entries a listing or a search looks at before it stops."""
+MAX_TEST_IDS = 500
+_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache"}
+_JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list}
 
 
 class ToolError(Exception):
@@ -75,6 +85,8 @@ class Toolbox:
     def resolve(self, path: str) -> Path:
         if not isinstance(path, str) or not path.strip():
             raise ToolError("path must be a non-empty string")
+        if "\0" in path:
+            raise ToolError("path must not contain NUL characters")
         p = Path(path)
         if p.is_absolute():
             raise ToolError(f"{path}: absolute paths are not allowed; use a path relative to the repository")
@@ -93,30 +105,37 @@ class Toolbox:
     def _text(self, target: Path, path: str) -> str:
         if not target.is_file():
             raise ToolError(f"{path}: no such file")
-        if target.stat().st_size > MAX_READ_BYTES:
-            raise ToolError(f"{path}: file is larger than {MAX_READ_BYTES} bytes; read a line range of a smaller file")
-        data = target.read_bytes()
-        if b"\0" in data[:8192]:
-            raise ToolError(f"{path}: binary file")
+        with target.open("rb") as fh:
+            data = fh.read(MAX_READ_BYTES + 1)
+        if len(data) > MAX_READ_BYTES:
+            raise ToolError(f"{path}: file is larger than the {MAX_READ_BYTES}-byte read limit")
+        if b"\0" in data:
+            raise ToolError(f"{path}: binary file (not shown)")
         try:
             return data.decode()
         except UnicodeDecodeError:
             raise ToolError(f"{path}: not UTF-8 text") from None
 
-    def _files(self, base: Path) -> list[Path]:
-        out = []
-        for p in sorted(base.rglob("*")) if base.is_dir() else [base]:
-            rel = p.relative_to(self.root).parts
-            if {".git", "__pycache__", ".pytest_cache"} & set(rel) or not p.is_file() or p.is_symlink():
-                continue
-            out.append(p)
-        return out
+    def _files(self, base: Path) -> tuple[list[Path], bool]:
+        """Regular files under `base` (no symlinks, no caches), sorted; True when MAX_WALK cut it short."""
+        if not base.is_dir():
+            return ([base] if base.is_file() and not base.is_symlink() else []), False
+        out: list[Path] = []
+        seen = 0
+        for folder, dirs, names in os.walk(base):
+            dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+            seen += len(dirs) + len(names)
+            out.extend(p for p in (Path(folder) / n for n in names) if p.is_file() and not p.is_symlink())
+            if seen > MAX_WALK:
+                return sorted(out), True
+        return sorted(out), False
 
     # -- dispatch ----------------------------------------------------------------------------
     def execute(self, call: ToolCall, turn: int) -> ToolResult:
         def error(msg: str, invalid: bool, args: dict[str, Any] | None = None) -> ToolResult:
+            path = (args or {}).get("path")
             obs = Observation(call.id, call.name, tuple(sorted((args or {}).items())), f"error: {msg}",
-                              True, "error", turn, (args or {}).get("path") if args else None)
+                              True, "error", turn, path if isinstance(path, str) else None)
             return ToolResult(obs, invalid=invalid)
 
         handler = getattr(self, f"_tool_{call.name}", None) if call.name in _REQUIRED else None
@@ -128,19 +147,20 @@ class Toolbox:
                 raise ValueError("not a JSON object")
         except ValueError as exc:
             return error(f"arguments of {call.name} are not valid JSON: {exc}", True)
+        args = {k: v for k, v in args.items() if v is not None}
         missing = [k for k in _REQUIRED[call.name] if k not in args]
         if missing:
             return error(f"{call.name} needs {', '.join(missing)}", True, args)
+        problem = _argument_problem(call.name, args)
+        if problem:
+            return error(problem, True, args)
         try:
             content, kind, path, lines, seconds = handler(**args)
-        except TypeError as exc:
-            return error(f"{call.name}: bad arguments ({exc})", True, args)
         except ToolError as exc:
             return error(str(exc), False, args)
-        if len(content.encode()) > self.output_bytes:
-            half = self.output_bytes // 2
-            omitted = len(content) - 2 * half
-            content = content[:half] + f"\n[… {omitted} characters of tool output omitted …]\n" + content[-half:]
+        except (OSError, UnicodeError) as exc:
+            return error(f"{call.name}: {type(exc).__name__}: {exc}", False, args)
+        content = _cap(content, self.output_bytes)
         obs = Observation(call.id, call.name, tuple(sorted(args.items(), key=lambda kv: kv[0])),
                           content, False, kind, turn, path, lines)
         return ToolResult(obs, finished=call.name == "finish", test_seconds=seconds)
@@ -150,9 +170,11 @@ class Toolbox:
         base = self.root if path in ("", ".") else self.resolve(path)
         if not base.exists():
             raise ToolError(f"{path}: no such file or folder")
-        files = self._files(base)
+        files, cut = self._files(base)
         shown = [self.rel(p) for p in files[:MAX_LISTING]]
         more = f"\n[… {len(files) - MAX_LISTING} more files]" if len(files) > MAX_LISTING else ""
+        if cut:
+            more += f"\n[listing stopped after {MAX_WALK} entries; list a sub-folder]"
         return "\n".join(shown) + more, "listing", path, None, 0.0
 
     def _tool_read_file(self, path: str, start_line: int | None = None,
@@ -162,8 +184,8 @@ class Toolbox:
         if lines and lines[-1] == "":
             lines.pop()
         total = len(lines)
-        start = max(1, int(start_line or 1))
-        end = min(total, int(end_line or total))
+        start = max(1, start_line or 1)
+        end = min(total, end_line or total)
         if total and start > total:
             raise ToolError(f"{path}: start_line {start} is past the end ({total} lines)")
         if end < start:
@@ -175,24 +197,32 @@ class Toolbox:
         if not isinstance(query, str) or not query:
             raise ToolError("query must be a non-empty string")
         try:
-            pattern = re.compile(query if regex else re.escape(query))
-        except re.error as exc:
+            pattern = _regex.compile(query) if regex else None
+        except _regex.error as exc:
             raise ToolError(f"invalid regular expression: {exc}") from None
         base = self.resolve(path) if path else self.root
         deadline = time.monotonic() + SEARCH_SECONDS
+        stopped = f"\n[search stopped after {SEARCH_SECONDS:.0f}s; narrow the search]"
         hits: list[str] = []
-        truncated = ""
-        for f in self._files(base):
+        files, cut = self._files(base)
+        truncated = f"\n[search stopped after {MAX_WALK} entries; search a sub-folder]" if cut else ""
+        for f in files:
             if time.monotonic() > deadline:
-                truncated = f"\n[search stopped after {SEARCH_SECONDS:.0f}s]"
+                truncated = stopped
                 break
             try:
                 text = self._text(f, self.rel(f))
-            except ToolError:
+            except (ToolError, OSError):
                 continue
-            for n, line in enumerate(text.split("\n"), 1):
-                if pattern.search(line[:2000]):
-                    hits.append(f"{self.rel(f)}:{n}: {line.strip()[:200]}")
+            try:
+                for n, line in enumerate(text.split("\n"), 1):
+                    line = line[:2000]
+                    if (query in line) if pattern is None else \
+                            pattern.search(line, timeout=max(0.001, deadline - time.monotonic())):
+                        hits.append(f"{self.rel(f)}:{n}: {line.strip()[:200]}")
+            except TimeoutError:
+                truncated = stopped
+                break
             if len(hits) > MAX_SEARCH_MATCHES:
                 truncated = f"\n[more than {MAX_SEARCH_MATCHES} matches; narrow the search]"
                 break
@@ -212,30 +242,77 @@ class Toolbox:
             raise ToolError(f"{path}: old_text occurs {count} times; include more surrounding lines")
         if len(new_text.encode()) > MAX_WRITE_BYTES:
             raise ToolError(f"new_text is larger than {MAX_WRITE_BYTES} bytes")
-        target.write_text(text.replace(old_text, new_text, 1))
+        result = text.replace(old_text, new_text, 1)
+        if len(result.encode()) > MAX_WRITE_BYTES:
+            raise ToolError(f"{path}: the edited file would be larger than {MAX_WRITE_BYTES} bytes")
+        target.write_text(result, encoding="utf-8")
         old_n, new_n = old_text.count("\n") + 1, new_text.count("\n") + 1
         return f"edited {self.rel(target)}: replaced {old_n} lines with {new_n} lines", "edit", \
             self.rel(target), None, 0.0
 
     def _tool_write_file(self, path: str, content: str):
         target = self.resolve(path)
-        if not isinstance(content, str):
-            raise ToolError("content must be a string")
         if len(content.encode()) > MAX_WRITE_BYTES:
             raise ToolError(f"content is larger than {MAX_WRITE_BYTES} bytes")
         if target.is_dir():
             raise ToolError(f"{path}: is a folder")
+        for parent in (target.parent, *target.parent.parents):
+            if parent == self.root:
+                break
+            if parent.exists() and not parent.is_dir():
+                raise ToolError(f"{path}: {self.rel(parent)} is a file, not a folder")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content)
+        target.write_text(content, encoding="utf-8")
         return f"wrote {self.rel(target)} ({content.count(chr(10)) + 1} lines)", "edit", self.rel(target), None, 0.0
 
     def _tool_run_tests(self, test_ids: list[str] | None = None):
-        if test_ids is not None and not (isinstance(test_ids, list) and all(isinstance(t, str) for t in test_ids)):
-            raise ToolError("test_ids must be a list of strings")
+        for t in test_ids or ():
+            if not t.strip() or t.startswith("-") or "\0" in t:
+                raise ToolError(f"test id {t[:100]!r}: a test id is a path or a pytest node id, never an option")
+        if len(test_ids or ()) > MAX_TEST_IDS:
+            raise ToolError(f"at most {MAX_TEST_IDS} test ids per run")
         ids = test_ids or list(self.ws.task.test_files)
         result = self.ws.run_tests(ids, self.test_timeout_s)
         status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
-        return f"{result.output.rstrip()}\n[{status}]", "test_run", None, None, result.seconds
+        return f"{self._stable(result.output).rstrip()}\n[{status}]", "test_run", None, None, result.seconds
+
+    def _stable(self, output: str) -> str:
+        """Test output without what changes from run to run (durations, the workspace's temp path),
+        so that identical agent behaviour gives identical observations."""
+        output = output.replace(str(self.root) + "/", "").replace(str(self.root), ".")
+        return _ADDRESS.sub("0x…", _DURATION.sub(" in <time>", output))
 
     def _tool_finish(self, summary: str = ""):
         return "finished", "finish", None, None, 0.0
+
+
+def _argument_problem(tool: str, args: dict[str, Any]) -> str | None:
+    """What is wrong with the arguments' names and JSON types, checked against the tool's schema."""
+    props = next(s["function"]["parameters"]["properties"] for s in TOOL_SCHEMAS if s["function"]["name"] == tool)
+    for key, value in args.items():
+        if key not in props:
+            return f"{tool}: unknown argument {key!r}; it takes {', '.join(props) or 'no arguments'}"
+        spec = props[key]
+        kind = spec["type"]
+        if kind == "integer" and isinstance(value, str) and value.strip().isdigit():
+            value = args[key] = int(value)
+        ok = isinstance(value, _JSON_TYPES[kind]) and not (kind == "integer" and isinstance(value, bool))
+        if ok and kind == "array":
+            ok = all(isinstance(item, str) for item in value)
+        if not ok:
+            expected = "a list of strings" if kind == "array" else f"a{'n' if kind == 'integer' else ''} {kind}"
+            return f"{tool}: argument {key!r} must be {expected}, got {type(value).__name__}"
+        if kind == "integer" and value < spec.get("minimum", value):
+            return f"{tool}: argument {key!r} must be at least {spec['minimum']}"
+    return None
+
+
+def _cap(content: str, limit: int) -> str:
+    """`content` within `limit` UTF-8 bytes: head and tail kept, the middle replaced by a note."""
+    data = content.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return content
+    half = limit // 2
+    omitted = len(data) - 2 * half
+    return (data[:half].decode("utf-8", errors="ignore") + f"\n[… {omitted} bytes of tool output omitted …]\n"
+            + data[-half:].decode("utf-8", errors="ignore"))

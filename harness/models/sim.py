@@ -8,7 +8,8 @@ It is a stand-in for a model, not a model. Rules (README, "The simulated model")
   lines) is visible in the context, as a numbered file excerpt, and is noticed.
 - Attention: the chance to notice a visible hunk is
   ``r0 * (1 - a * max(0, fill - f0)) * (1 - m * mid(pos))`` with ``fill`` = context tokens / window,
-  ``pos`` the relative position of the excerpt in the context and ``mid(pos) = 1 - |2 pos - 1|``.
+  ``pos`` the relative position of the hunk in the context and
+  ``mid(pos) = (1 - |2 pos - 1|) * min(1, fill / middle_full_at)``.
 - Navigation comes only from what is visible: tracebacks, search hits, names in the task.
 - A detour (a lower-ranked action) happens per turn with chance ``d * noise_share``; an edit is
   wrong with chance ``s``.
@@ -47,8 +48,12 @@ _REFERENCE = re.compile(r"(?<![\w.])(_?[A-Z][A-Z0-9_]{2,}|_[a-z][a-z0-9_]{2,})\b
 
 
 def attention(p: SimParams, fill: float, pos: float) -> float:
-    """Chance to notice a visible piece of evidence at relative position `pos` in a context this full."""
-    mid = 1.0 - abs(2.0 * pos - 1.0)
+    """Chance to notice a visible piece of evidence at relative position `pos` in a context this full.
+
+    The middle penalty grows with the fill and is at full strength from `middle_full_at`: the
+    middle of a *long* context is what gets lost, not the middle of three messages.
+    """
+    mid = (1.0 - abs(2.0 * pos - 1.0)) * min(1.0, fill / p.middle_full_at)
     return max(0.0, p.r0 * (1.0 - p.fill_slope * max(0.0, fill - p.fill_onset)) * (1.0 - p.middle_penalty * mid))
 
 
@@ -67,6 +72,17 @@ class _View:
     """tool-call id -> (content, message index)."""
     excerpts: list[tuple[int, Excerpt]] = field(default_factory=list)
     positions: list[float] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    """Per message: (first token offset, tokens)."""
+    contents: list[str] = field(default_factory=list)
+
+    def position(self, index: int, needle: str) -> float:
+        """Relative position in the whole context of `needle` inside message `index`."""
+        start, size = self.spans[index]
+        content = self.contents[index]
+        at = content.find(needle)
+        frac = (at / len(content)) if at >= 0 and content else 0.5
+        return (start + size * frac) / self.tokens
     tokens: int = 0
 
 
@@ -125,6 +141,8 @@ class SimModel:
         acc = 0
         for i, (m, size) in enumerate(zip(messages, sizes)):
             v.positions.append((acc + size / 2) / v.tokens)
+            v.spans.append((acc, size))
+            v.contents.append(m.get("content") or "")
             acc += size
             for c in m.get("tool_calls") or ():
                 try:
@@ -191,7 +209,7 @@ class SimModel:
             seen = [i for i, e in v.excerpts if e.path == h.path and _contains(e, h.old_lines)]
             if h.new_file and len(applied) == len(self.hunks) - 1:
                 return f"{h.path} needs to exist.", "write_file", {"path": h.path, "content": h.new_text + "\n"}
-            if seen and rng.random() < attention(self.p, fill, v.positions[seen[-1]]):
+            if seen and rng.random() < attention(self.p, fill, v.position(seen[-1], h.old_lines[0])):
                 if rng.random() < self.p.slip_rate:
                     wrong = h.old_text + "\n" + _slip_line(h)
                     return f"I think the problem is in {h.path}.", "edit_file", \

@@ -1,0 +1,28 @@
+"""`ctxbench report`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.errors import InputError
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--reference", default="baseline", show_default=True,
+              help="Strategy the others are compared with (paired on task and repeat).")
+def report(run_dir: Path, reference: str) -> None:
+    """Write report.md, report.html, summary.csv and plots/ into RUN_DIR (a results folder)."""
+    from reports import write_report
+
+    try:
+        paths = write_report(run_dir, reference=reference)
+    except InputError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    for path in (paths.markdown, paths.html, paths.summary_csv):
+        click.echo(str(path))
+    click.echo(f"{len(paths.plots)} plots in {paths.plots[0].parent}")

@@ -1,0 +1,55 @@
+"""`ctxbench serve-sim`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.errors import InputError
+
+
+@click.command("serve-sim")
+@click.option("--taskset", "taskset_spec", metavar="T",
+              help="Taskset folder, .jsonl or built-in name (default: the --config's taskset).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to bind; 0 picks a free one (the address is printed on start).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), metavar="EXPERIMENT.yaml",
+              help="Take the simulator's parameters, context window, output reserve, tokenizer and model name "
+                   "from this experiment's `model` section (default: the built-in defaults).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
+              help="Override a key of the --config file, as in `ctxbench run`. Repeatable.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every request to stderr.")
+def serve_sim(taskset_spec: str | None, host: str, port: int, config_path: Path | None,
+              overrides: tuple[str, ...], verbose: bool) -> None:
+    """Serve the simulated model as an OpenAI-compatible endpoint (/v1/chat/completions, /v1/models)."""
+    from harness.config import ModelConfig, load_config
+    from harness.serve_sim import SimBackend, make_server
+    from harness.tasks import load_taskset, resolve_taskset_path
+
+    model, base, repos = ModelConfig(), Path.cwd(), None
+    if config_path is not None:
+        config = load_config(config_path, list(overrides))
+        model, base = config.model, config_path.parent.resolve()
+        taskset_spec = taskset_spec or config.taskset.path
+        repos = base / config.taskset.repos if config.taskset.repos else None
+    elif overrides:
+        raise InputError("--set needs --config")
+    if not taskset_spec:
+        raise InputError("give --taskset (or --config with a taskset)")
+    taskset = load_taskset(resolve_taskset_path(taskset_spec, base), repos)
+    try:
+        server = make_server(SimBackend(taskset, model), host, port, verbose)
+    except OSError as exc:
+        raise InputError(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
+    bound_host, bound_port = server.server_address[:2]
+    click.echo(f"serve-sim: listening on http://{bound_host}:{bound_port}/v1 (model {model.name!r}, taskset "
+               f"{taskset.name!r}, {len(taskset.tasks)} tasks, window {model.context_window})")
+    click.echo("serve-sim: the built-in simulator, a stand-in for a model, not a model. Ctrl-C stops it.", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,0 +1,68 @@
+"""The Markdown comparison of two results folders (what `ctxbench compare` prints)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reports.compare import FolderComparison, compare_folders, compare_strategies, comparison_frame, verdict_line
+from reports.document import Block, Bullets, Heading, Notice, Paragraph, Table, to_markdown
+from reports.loading import ResultsFolder, load_results
+from reports.report import manifest_notices
+
+__all__ = ["comparison_report", "comparison_blocks"]
+
+
+def _notices(a: ResultsFolder, b: ResultsFolder) -> list[Block]:
+    plain_a, plain_b = manifest_notices(a.manifest), manifest_notices(b.manifest)
+    if plain_a == plain_b:
+        return plain_a
+    return manifest_notices(a.manifest, "A") + manifest_notices(b.manifest, "B")
+
+
+def _within(folder: ResultsFolder, label: str, reference: str) -> list[Block]:
+    if reference not in folder.strategies:
+        return [Paragraph(f"{label}: no strategy `{reference}` (strategies: {', '.join(folder.strategies)}).")]
+    comparisons = compare_strategies(folder.runs, reference, folder.strategies)
+    if not comparisons:
+        return [Paragraph(f"{label}: `{reference}` is the only strategy.")]
+    return [Paragraph(f"{label}:"), Bullets(tuple(verdict_line(c) for c in comparisons))]
+
+
+def comparison_blocks(result: FolderComparison, reference: str) -> list[Block]:
+    """Lay out a folder comparison: notices and forced differences first, then B against A, then each
+    folder against `reference`."""
+    a, b = result.a, result.b
+    blocks: list[Block] = _notices(a, b)
+    if result.differences:
+        blocks += [Notice("**The fixed variables differ (compared with --force)**: the differences below may "
+                          "explain any effect."),
+                   Bullets(tuple(d.describe() for d in result.differences))]
+    blocks += [
+        Heading("ctxbench compare", 1),
+        Bullets((f"A: `{a.path}` — {a.manifest.name}, started {a.manifest.created}, {len(a.runs)} runs",
+                 f"B: `{b.path}` — {b.manifest.name}, started {b.manifest.created}, {len(b.runs)} runs")),
+        Heading("B against A, strategy by strategy"),
+        Paragraph("Paired on (task, repeat); p: exact McNemar test; intervals: bootstrap 95% over pairs (seeded); "
+                  "MDD: smallest difference in completion rate detectable with 80% power at α = 0.05."),
+        Bullets(tuple(verdict_line(c) for c in result.comparisons)),
+        Table(comparison_frame(result.comparisons), id="comparison"),
+    ]
+    mismatched = sum(c.seed_mismatches for c in result.comparisons)
+    if mismatched:
+        blocks.append(Notice(f"{mismatched} pairs ran with different seeds in A and B (different experiment seeds)."))
+    for label, names in (("Only in A", result.only_a), ("Only in B", result.only_b)):
+        if names:
+            blocks.append(Paragraph(f"{label}: " + ", ".join(f"`{s}`" for s in names) + " (not compared)."))
+    blocks += [Heading(f"Each folder against `{reference}`"), *_within(a, "A", reference), *_within(b, "B", reference)]
+    return blocks
+
+
+def comparison_report(dir_a: str | Path, dir_b: str | Path, force: bool = False, reference: str = "baseline") -> str:
+    """Markdown comparing results folder B with A.
+
+    Raises:
+        FixedVariablesDiffer: the fixed variables differ and `force` is false (exit code 2).
+        InputError: a folder is not a results folder or they share no strategy.
+    """
+    a, b = load_results(dir_a), load_results(dir_b)
+    return to_markdown(comparison_blocks(compare_folders(a, b, force=force), reference), Path.cwd())

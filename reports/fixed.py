@@ -1,0 +1,91 @@
+"""The controlled-variable guard: which fixed variables differ between two results folders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import InputError
+from reports.loading import Manifest
+
+__all__ = ["FixedDifference", "FixedVariablesDiffer", "fixed_differences", "check_fixed_variables"]
+
+
+@dataclass(frozen=True)
+class FixedDifference:
+    """One fixed variable that differs between folder A and folder B."""
+
+    variable: str
+    """Key of manifest["fixed"]: model, taskset, system_prompt, tools, harness_version, limits."""
+    a: str | None
+    b: str | None
+    details: tuple[str, ...] = ()
+    """What differs inside it, e.g. "model.temperature: 0.0 -> 0.7"."""
+
+    def describe(self) -> str:
+        """One line: the variable and what differs."""
+        if self.details:
+            return f"{self.variable}: " + "; ".join(self.details)
+        if self.variable == "harness_version":
+            return f"harness_version: {self.a} -> {self.b}"
+        return f"{self.variable}: hash {_short(self.a)} -> {_short(self.b)}"
+
+
+class FixedVariablesDiffer(InputError):
+    """Two folders were compared whose fixed variables differ (and the comparison was not forced)."""
+
+    def __init__(self, differences: list[FixedDifference]) -> None:
+        self.differences = differences
+        lines = "\n".join(f"  - {d.describe()}" for d in differences)
+        super().__init__("refusing to compare: the fixed variables differ\n" + lines
+                         + "\npass --force to compare anyway (the report then lists these differences)")
+
+
+def _short(value: str | None) -> str:
+    return "(missing)" if value is None else value[:12]
+
+
+def _flatten(value: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}"))
+        return out
+    return {prefix: value}
+
+
+def _dict_changes(a: Any, b: Any, prefix: str) -> tuple[str, ...]:
+    fa, fb = _flatten(a or {}, prefix), _flatten(b or {}, prefix)
+    return tuple(f"{k}: {fa.get(k, '(missing)')!r} -> {fb.get(k, '(missing)')!r}"
+                 for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k))
+
+
+def _details(variable: str, a: Manifest, b: Manifest) -> tuple[str, ...]:
+    if variable in ("model", "limits"):
+        return _dict_changes(a.config.get(variable), b.config.get(variable), variable)
+    if variable == "taskset":
+        changes = list(_dict_changes(a.config.get("taskset"), b.config.get("taskset"), "taskset"))
+        if not changes:
+            changes.append(f"same taskset spec, different content (hash {_short(a.fixed.get(variable))} -> "
+                           f"{_short(b.fixed.get(variable))})")
+        return tuple(changes)
+    return ()
+
+
+def fixed_differences(a: Manifest, b: Manifest) -> list[FixedDifference]:
+    """Every fixed variable whose hash (or version) differs; for model and limits, the keys that differ."""
+    keys = list(dict.fromkeys([*a.fixed, *b.fixed]))
+    return [FixedDifference(k, a.fixed.get(k), b.fixed.get(k), _details(k, a, b))
+            for k in keys if a.fixed.get(k) != b.fixed.get(k)]
+
+
+def check_fixed_variables(a: Manifest, b: Manifest, force: bool = False) -> list[FixedDifference]:
+    """The differences between two manifests, refused unless forced.
+
+    Raises:
+        FixedVariablesDiffer: some fixed variable differs and `force` is false.
+    """
+    differences = fixed_differences(a, b)
+    if differences and not force:
+        raise FixedVariablesDiffer(differences)
+    return differences

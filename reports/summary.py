@@ -1,0 +1,127 @@
+"""Per-strategy summaries of a runs DataFrame: completion, stability, pass@k, tokens, failures."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.failures import FAILURE_REASONS
+from reports.stats import pass_at_k, pass_hat_k, wilson_interval
+
+__all__ = ["StrategySummary", "summarize", "summarize_strategy", "summary_frame", "failure_frame",
+           "task_table", "repeat_rates"]
+
+
+@dataclass(frozen=True)
+class StrategySummary:
+    """Everything the report says about one strategy."""
+
+    strategy: str
+    runs: int
+    resolved: int
+    completion_rate: float
+    ci_low: float
+    """Wilson 95% interval of the completion rate."""
+    ci_high: float
+    repeats: int
+    """Distinct repeat indices."""
+    repeat_mean: float
+    """Mean over repeats of the per-repeat completion rate."""
+    repeat_std: float
+    """Sample standard deviation (ddof=1) of the per-repeat completion rate; NaN with one repeat."""
+    repeat_min: float
+    repeat_max: float
+    pass_at_k: dict[int, float]
+    """Unbiased pass@k averaged over tasks, k = 1..(fewest repeats of any task)."""
+    pass_hat_k: dict[int, float]
+    """Unbiased pass^k (all k succeed) averaged over tasks, same k."""
+    tokens_mean: float
+    tokens_median: float
+    tokens_p90: float
+    tokens_per_resolved: float
+    """All tokens the strategy spent / runs it resolved (NaN when none resolved)."""
+    turns_mean: float
+    wall_mean: float
+    wall_median: float
+    failures: dict[str, int]
+    """Unresolved runs per failure reason (every reason, zeros included)."""
+
+    def failure_share(self, reason: str) -> float:
+        """Share of all runs of this strategy that failed for `reason`."""
+        return self.failures[reason] / self.runs
+
+
+def repeat_rates(runs: pd.DataFrame) -> pd.DataFrame:
+    """Completion rate per (strategy, repeat): columns strategy, repeat, completion_rate."""
+    return (runs.groupby(["strategy", "repeat"], sort=False)["resolved"].mean()
+            .rename("completion_rate").reset_index())
+
+
+def _pass_curves(runs: pd.DataFrame) -> tuple[dict[int, float], dict[int, float]]:
+    per_task = runs.groupby("task_id")["resolved"].agg(["size", "sum"])
+    kmax = int(per_task["size"].min())
+    counts = [(int(n), int(c)) for n, c in zip(per_task["size"], per_task["sum"])]
+    at = {k: float(np.mean([pass_at_k(n, c, k) for n, c in counts])) for k in range(1, kmax + 1)}
+    hat = {k: float(np.mean([pass_hat_k(n, c, k) for n, c in counts])) for k in range(1, kmax + 1)}
+    return at, hat
+
+
+def summarize_strategy(strategy: str, runs: pd.DataFrame) -> StrategySummary:
+    """Summarize the runs of one strategy (a non-empty slice of a runs frame)."""
+    n, resolved = len(runs), int(runs["resolved"].sum())
+    low, high = wilson_interval(resolved, n)
+    per_repeat = runs.groupby("repeat")["resolved"].mean()
+    at, hat = _pass_curves(runs)
+    tokens = runs["total_tokens"].astype(float)
+    failures = runs["failure_reason"].dropna().value_counts()
+    return StrategySummary(
+        strategy=strategy, runs=n, resolved=resolved, completion_rate=resolved / n, ci_low=low, ci_high=high,
+        repeats=len(per_repeat), repeat_mean=float(per_repeat.mean()),
+        repeat_std=float(per_repeat.std(ddof=1)) if len(per_repeat) > 1 else math.nan,
+        repeat_min=float(per_repeat.min()), repeat_max=float(per_repeat.max()),
+        pass_at_k=at, pass_hat_k=hat,
+        tokens_mean=float(tokens.mean()), tokens_median=float(tokens.median()),
+        tokens_p90=float(np.percentile(tokens, 90)),
+        tokens_per_resolved=float(tokens.sum() / resolved) if resolved else math.nan,
+        turns_mean=float(runs["turns"].mean()), wall_mean=float(runs["wall_s"].mean()),
+        wall_median=float(runs["wall_s"].median()),
+        failures={r: int(failures.get(r, 0)) for r in FAILURE_REASONS},
+    )
+
+
+def summarize(runs: pd.DataFrame, order: list[str] | None = None) -> list[StrategySummary]:
+    """One summary per strategy, in `order` (default: order of first appearance)."""
+    order = order or list(dict.fromkeys(runs["strategy"]))
+    return [summarize_strategy(s, runs[runs["strategy"] == s]) for s in order]
+
+
+def summary_frame(summaries: list[StrategySummary]) -> pd.DataFrame:
+    """One row per strategy (the summary.csv): pass@k as `pass@K`, pass^k as `pass^K`, failures as `fail_REASON`."""
+    rows = []
+    for s in summaries:
+        row = {k: v for k, v in asdict(s).items() if k not in ("pass_at_k", "pass_hat_k", "failures")}
+        row.update({f"pass@{k}": v for k, v in s.pass_at_k.items()})
+        row.update({f"pass^{k}": v for k, v in s.pass_hat_k.items()})
+        row.update({f"fail_{r}": c for r, c in s.failures.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def failure_frame(summaries: list[StrategySummary], share: bool = False) -> pd.DataFrame:
+    """Failure reasons (rows, only those that occurred) × strategies (columns): counts, or shares of runs."""
+    data = {s.strategy: {r: (s.failure_share(r) if share else s.failures[r]) for r in FAILURE_REASONS}
+            for s in summaries}
+    frame = pd.DataFrame(data, index=list(FAILURE_REASONS))
+    occurred = [r for r in FAILURE_REASONS if any(s.failures[r] for s in summaries)]
+    return frame.loc[occurred]
+
+
+def task_table(runs: pd.DataFrame, order: list[str] | None = None) -> pd.DataFrame:
+    """Tasks (rows) × strategies (columns): resolved repeats as "c/n"."""
+    order = order or list(dict.fromkeys(runs["strategy"]))
+    grouped = runs.groupby(["task_id", "strategy"])["resolved"].agg(["sum", "size"])
+    cells = (grouped["sum"].astype(int).astype(str) + "/" + grouped["size"].astype(str)).unstack("strategy")
+    return cells.reindex(columns=order).fillna("–")

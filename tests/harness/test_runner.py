@@ -1,0 +1,52 @@
+import json
+
+from click.testing import CliRunner
+
+from harness.cli import cli
+
+VOLATILE = {"wall_s", "model_s", "tool_s", "test_s"}
+
+
+def load(path):
+    return [{k: v for k, v in json.loads(line).items() if k not in VOLATILE} for line in path.read_text().splitlines()]
+
+
+def test_smoke_experiment_writes_manifest_and_runs_and_is_reproducible(experiment_file, tmp_path):
+    exp = experiment_file(repeats=2, workers=2)
+    outputs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"])
+        assert result.exit_code == 0, result.output
+        outputs.append(out)
+    manifest = json.loads((outputs[0] / "manifest.json").read_text())
+    assert set(manifest["fixed"]) == {"model", "taskset", "system_prompt", "tools", "harness_version", "limits"}
+    assert manifest["simulated"] is True and manifest["runs_planned"] == 10
+    runs = load(outputs[0] / "runs.jsonl")
+    assert len(runs) == 10 and len({r["run_id"] for r in runs}) == 10
+    for field in ("experiment_id", "run_id", "strategy", "task_id", "repeat", "seed", "resolved", "failure_reason",
+                  "turns", "prompt_tokens", "completion_tokens", "strategy_tokens", "total_tokens",
+                  "peak_context_tokens", "patch"):
+        assert field in runs[0]
+    assert sum(r["resolved"] for r in runs) >= 5
+    assert all(r["total_tokens"] == r["prompt_tokens"] + r["completion_tokens"] + r["strategy_tokens"] for r in runs)
+    assert runs == load(outputs[1] / "runs.jsonl")
+    seeds = {(r["task_id"], r["repeat"]): r["seed"] for r in runs}
+    assert len(set(seeds.values())) == len(seeds)
+    transcripts = list((outputs[0] / "transcripts" / "baseline").glob("*.jsonl.gz"))
+    assert len(transcripts) == 10
+    assert "strategy" in result.output and "baseline" in result.output
+
+
+def test_existing_results_need_resume(experiment_file, tmp_path):
+    exp = experiment_file()
+    out = tmp_path / "o"
+    assert CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"]).exit_code == 0
+    again = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"])
+    assert again.exit_code == 2 and "--resume" in again.output
+    resumed = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--resume", "--no-report"])
+    assert resumed.exit_code == 0
+    assert len((out / "runs.jsonl").read_text().splitlines()) == 5
+    changed = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--resume", "--no-report",
+                                       "--set", "model.context_window=9000"])
+    assert changed.exit_code == 2 and "fixed variables differ: model" in changed.output

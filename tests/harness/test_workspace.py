@@ -1,0 +1,80 @@
+import os
+import sys
+import time
+from pathlib import Path
+
+from harness.sandbox import run_contained
+from harness.tasks import load_taskset
+from harness.testenv import test_env_vars as env_vars
+from harness.workspace import Workspace
+
+
+def _task(smoke_dir, task_id):
+    return next(t for t in load_taskset(smoke_dir).tasks if t.id == task_id)
+
+
+def test_workspace_is_private_git_copy_and_patch_is_git_diff(smoke_dir):
+    task = _task(smoke_dir, "calc-median-even-length")
+    ws = Workspace.create(task, sys.executable)
+    try:
+        assert (ws.root / ".git").is_dir()
+        assert ws.diff() == ""
+        (ws.root / "calc" / "new.py").write_text("x = 1\n")
+        diff = ws.diff()
+        assert "diff --git a/calc/new.py b/calc/new.py" in diff and "+x = 1" in diff
+        assert not (task.repo_dir / "calc" / "new.py").exists()
+    finally:
+        ws.cleanup()
+    assert not ws.root.exists()
+
+
+def test_evaluation_reads_junit_outcomes(smoke_dir):
+    task = _task(smoke_dir, "calc-median-even-length")
+    ws = Workspace.create(task, sys.executable)
+    try:
+        before = ws.evaluate(60)
+        assert set(before.tests) == set(task.FAIL_TO_PASS) | set(task.PASS_TO_PASS)
+        assert all(before.tests[t] == "failed" for t in task.FAIL_TO_PASS)
+        assert all(before.tests[t] == "passed" for t in task.PASS_TO_PASS)
+        assert not before.resolved
+        assert ws.apply_patch(task.patch)
+        after = ws.evaluate(60)
+        assert after.resolved and set(after.tests.values()) == {"passed"}
+    finally:
+        ws.cleanup()
+
+
+def test_hidden_tests_appear_only_at_evaluation(smoke_dir):
+    task = _task(smoke_dir, "calc-percentile-upper-bound")
+    ws = Workspace.create(task, sys.executable)
+    try:
+        hidden_file = task.FAIL_TO_PASS[0].split("::")[0]
+        visible = (ws.root / hidden_file).read_text() if (ws.root / hidden_file).exists() else ""
+        hidden_name = task.FAIL_TO_PASS[0].split("::")[-1]
+        assert hidden_name not in visible
+        result = ws.evaluate(60)
+        assert result.test_patch_applied
+        assert result.tests[task.FAIL_TO_PASS[0]] == "failed"
+    finally:
+        ws.cleanup()
+
+
+def test_timeout_kills_the_whole_process_tree(tmp_path):
+    marker = tmp_path / "alive"
+    child = tmp_path / "child.py"
+    child.write_text(f"import time\nwhile True:\n    open({str(marker)!r}, 'w').write(str(time.time()))\n    time.sleep(0.1)\n")
+    script = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, {str(child)!r}])\ntime.sleep(60)\n"
+    start = time.monotonic()
+    result = run_contained([sys.executable, "-c", script], tmp_path, 1.0, env_vars(tmp_path))
+    assert result.timed_out and time.monotonic() - start < 10
+    time.sleep(0.5)
+    stamp = marker.read_text()
+    time.sleep(0.5)
+    assert marker.read_text() == stamp, "the grandchild survived the timeout"
+
+
+def test_output_is_capped_head_and_tail(tmp_path):
+    script = "import sys\nfor i in range(200000): print('line', i)\nprint('THE END')"
+    result = run_contained([sys.executable, "-c", script], tmp_path, 30, env_vars(tmp_path), output_cap=10_000)
+    assert len(result.output) < 12_000 and result.omitted_bytes > 0
+    assert result.output.startswith("line 0") and result.output.rstrip().endswith("THE END")

@@ -1,0 +1,103 @@
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.compare import compare
+from harness.errors import InputError
+from reports.compare import compare_folders, compare_strategies
+from reports.fixed import FixedVariablesDiffer, fixed_differences
+from reports.loading import Manifest, load_results
+
+
+def planted(build, strategy: str, pattern: list[bool], tokens: int = 1000) -> list:
+    return [build.run(strategy, f"task-{i}", 0, ok, tokens=tokens) for i, ok in enumerate(pattern)]
+
+
+def test_within_experiment_comparison_counts_pairs(two_strategy_folder):
+    folder = load_results(two_strategy_folder)
+    (c,) = compare_strategies(folder.runs, "baseline", folder.strategies)
+    assert (c.pairs, c.both, c.only_reference, c.only_candidate, c.neither) == (6, 1, 4, 1, 0)
+    assert c.p_value == pytest.approx(0.375)
+    assert c.difference == pytest.approx(-0.5)
+    assert c.verdict == "no detectable difference"
+    assert c.token_ratio == pytest.approx(0.5)
+    assert c.token_ratio_ci == pytest.approx((0.5, 0.5))
+    assert c.difference_ci[0] <= c.difference <= c.difference_ci[1]
+    assert c.seed_mismatches == 0
+
+
+def test_significant_difference_gives_a_verdict(tmp_path, build):
+    ref = planted(build, "baseline", [True] * 9 + [False])
+    cand = planted(build, "lean", [False] * 8 + [True, True])  # b = 8, c = 1
+    folder = load_results(build.write_folder(tmp_path / "r", ref + cand, build.manifest(["baseline", "lean"])))
+    (c,) = compare_strategies(folder.runs, "baseline")
+    assert (c.only_reference, c.only_candidate) == (8, 1)
+    assert c.p_value == 0.0390625
+    assert c.verdict == "worse"
+    again = compare_strategies(folder.runs, "baseline")[0]
+    assert again.difference_ci == c.difference_ci  # seeded
+    assert c.difference_ci[1] < 0
+    assert not math.isinf(c.min_detectable) and c.min_detectable > 0
+
+
+def test_missing_reference_is_an_error(two_strategy_folder):
+    folder = load_results(two_strategy_folder)
+    with pytest.raises(InputError, match="nope.*baseline, lean"):
+        compare_strategies(folder.runs, "nope")
+
+
+def test_fixed_differences_name_the_model_keys(build):
+    a = Manifest.model_validate(build.manifest(["baseline"]))
+    b = Manifest.model_validate(build.manifest(["baseline"], model={"temperature": 0.7, "sim": {"r0": 0.5}}))
+    (diff,) = fixed_differences(a, b)
+    assert diff.variable == "model"
+    assert "model.temperature: 0.0 -> 0.7" in diff.describe()
+    assert "model.sim.r0: 0.95 -> 0.5" in diff.describe()
+    c = Manifest.model_validate(build.manifest(["baseline"], harness_version="0.2.0"))
+    assert [d.describe() for d in fixed_differences(a, c)] == ["harness_version: 0.1.0 -> 0.2.0"]
+    assert fixed_differences(a, a) == []
+
+
+def test_compare_folders_refuses_different_fixed_variables(tmp_path, build):
+    runs = planted(build, "baseline", [True, False, True])
+    a = load_results(build.write_folder(tmp_path / "a", runs, build.manifest(["baseline"])))
+    b = load_results(build.write_folder(tmp_path / "b", runs, build.manifest(["baseline"], model={"temperature": 0.7})))
+    with pytest.raises(FixedVariablesDiffer):
+        compare_folders(a, b)
+    forced = compare_folders(a, b, force=True)
+    assert [d.variable for d in forced.differences] == ["model"]
+    assert forced.comparisons[0].p_value == 1.0
+
+
+def test_compare_command_exits_2_naming_the_model_difference(tmp_path, build):
+    runs = planted(build, "baseline", [True, False, True])
+    a = build.write_folder(tmp_path / "a", runs, build.manifest(["baseline"]))
+    b = build.write_folder(tmp_path / "b", runs, build.manifest(["baseline"], model={"temperature": 0.7}))
+    result = CliRunner().invoke(compare, [str(a), str(b)])
+    assert result.exit_code == 2
+    assert "model.temperature: 0.0 -> 0.7" in result.output
+    assert "--force" in result.output
+
+
+def test_compare_command_forced_lists_differences_at_the_top(tmp_path, build):
+    runs = planted(build, "baseline", [True, False, True]) + planted(build, "lean", [True, True, True])
+    a = build.write_folder(tmp_path / "a", runs, build.manifest(["baseline", "lean"]))
+    b = build.write_folder(tmp_path / "b", runs, build.manifest(["baseline", "lean"], model={"temperature": 0.7}))
+    result = CliRunner().invoke(compare, [str(a), str(b), "--force"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("> Results from the simulated model")
+    top = "\n".join(lines[:8])
+    assert "fixed variables differ" in top and "model.temperature: 0.0 -> 0.7" in top
+    assert "`lean`: no detectable difference from `lean (A)`" in result.output
+    assert "`lean`: no detectable difference from `baseline`" in result.output
+
+
+def test_compare_command_same_fixed_variables(tmp_path, build):
+    a = build.write_folder(tmp_path / "a", planted(build, "baseline", [True] * 10), build.manifest(["baseline"]))
+    b = build.write_folder(tmp_path / "b", planted(build, "baseline", [False] * 2 + [True] * 8), build.manifest(["baseline"]))
+    result = CliRunner().invoke(compare, [str(a), str(b)])
+    assert result.exit_code == 0, result.output
+    assert "differ" not in result.output.split("# ctxbench compare")[0]
+    assert "| baseline | baseline (A) | 10 |" in result.output

@@ -1,0 +1,128 @@
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.nightly import nightly
+from reports.fixed import FixedVariablesDiffer
+from reports.loading import load_results
+from reports.nightly import check_regressions, nightly_check
+
+
+def outcomes(build, pattern, tokens=None, strategy="baseline"):
+    tokens = tokens or [1000 + 37 * i for i in range(len(pattern))]
+    return [build.run(strategy, f"task-{i}", 0, ok, tokens=t) for i, (ok, t) in enumerate(zip(pattern, tokens))]
+
+
+def folder(build, path, runs, created, **model):
+    man = build.manifest(["baseline"], created=created, model=model or None)
+    return load_results(build.write_folder(path, runs, man, transcripts=False))
+
+
+def test_planted_completion_regression_exits_1(tmp_path, build):
+    prev = folder(build, tmp_path / "a", outcomes(build, [True] * 10), "2025-01-01T02:00:00+00:00")
+    cur = folder(build, tmp_path / "b", outcomes(build, [False] * 8 + [True] * 2), "2025-01-02T02:00:00+00:00")
+    check = check_regressions(prev, cur)
+    (s,) = check.strategies
+    assert s.completion_fell and not s.tokens_rose
+    assert s.comparison.p_value == pytest.approx(2 / 256)
+    assert check.regressed == ["baseline"] and check.exit_code == 1
+
+
+def test_unchanged_run_exits_0(tmp_path, build):
+    runs = outcomes(build, [True, False] * 5)
+    prev = folder(build, tmp_path / "a", runs, "2025-01-01T02:00:00+00:00")
+    cur = folder(build, tmp_path / "b", runs, "2025-01-02T02:00:00+00:00")
+    check = check_regressions(prev, cur)
+    assert check.regressed == [] and check.exit_code == 0
+
+
+def test_small_fall_is_not_a_regression(tmp_path, build):
+    prev = folder(build, tmp_path / "a", outcomes(build, [True] * 10), "2025-01-01T02:00:00+00:00")
+    cur = folder(build, tmp_path / "b", outcomes(build, [False] * 2 + [True] * 8), "2025-01-02T02:00:00+00:00")
+    assert check_regressions(prev, cur).exit_code == 0
+
+
+def test_token_rise_beyond_ratio_is_a_regression(tmp_path, build):
+    base = [1000 + 37 * i for i in range(10)]
+    prev = folder(build, tmp_path / "a", outcomes(build, [True] * 10, base), "2025-01-01T02:00:00+00:00")
+    doubled = folder(build, tmp_path / "b", outcomes(build, [True] * 10, [2 * t for t in base]), "2025-01-02T02:00:00+00:00")
+    slightly = folder(build, tmp_path / "c", outcomes(build, [True] * 10, [int(1.1 * t) for t in base]), "2025-01-02T02:00:00+00:00")
+    check = check_regressions(prev, doubled, token_ratio=1.2)
+    assert check.strategies[0].tokens_rose and check.exit_code == 1
+    assert check_regressions(prev, slightly, token_ratio=1.2).exit_code == 0
+    assert check_regressions(prev, doubled, token_ratio=2.5).exit_code == 0
+
+
+def test_regression_check_refuses_different_fixed_variables(tmp_path, build):
+    prev = folder(build, tmp_path / "a", outcomes(build, [True] * 3), "2025-01-01T02:00:00+00:00")
+    cur = folder(build, tmp_path / "b", outcomes(build, [True] * 3), "2025-01-02T02:00:00+00:00", temperature=0.5)
+    with pytest.raises(FixedVariablesDiffer):
+        check_regressions(prev, cur)
+
+
+def test_nightly_check_uses_latest_comparable_run_and_writes_trend(tmp_path, build):
+    history = tmp_path / "history"
+    folder(build, history / "2025-01-01T020000Z", outcomes(build, [False] * 10), "2025-01-01T02:00:00+00:00")
+    folder(build, history / "2025-01-02T020000Z", outcomes(build, [True] * 10), "2025-01-02T02:00:00+00:00")
+    folder(build, history / "2025-01-03T020000Z", outcomes(build, [True] * 10), "2025-01-03T02:00:00+00:00", temperature=0.9)
+    folder(build, history / "2025-01-04T020000Z", outcomes(build, [False] * 8 + [True] * 2), "2025-01-04T02:00:00+00:00")
+    outcome = nightly_check(history, history / "2025-01-04T020000Z")
+    assert outcome.check.previous.name == "2025-01-02T020000Z"  # the 01-03 run has another model config
+    assert outcome.exit_code == 1
+    text = outcome.trend_md.read_text()
+    assert text.startswith("> Results from the simulated model")
+    assert "**REGRESSION** (completion fell)" in text
+    assert "2025-01-03T020000Z`: different fixed variables (model)" in text
+    assert text.count("| baseline |") == 3
+    assert outcome.trend_png.stat().st_size > 10_000
+
+
+def test_nightly_check_without_history_exits_0(tmp_path, build):
+    history = tmp_path / "history"
+    folder(build, history / "first", outcomes(build, [True] * 3), "2025-01-01T02:00:00+00:00")
+    outcome = nightly_check(history, history / "first")
+    assert outcome.check.previous is None and outcome.exit_code == 0
+    assert "nothing to compare" in outcome.trend_md.read_text()
+
+
+EXPERIMENT = """\
+name: nightly-smoke
+taskset:
+  path: smoke
+  ids: [calc-median-even-length]
+strategies:
+  - name: baseline
+repeats: 2
+sandbox: none
+workers: 1
+"""
+
+
+def _scale_tokens(run_dir: Path, factor: float) -> None:
+    path = run_dir / "runs.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["total_tokens"] = int(row["total_tokens"] * factor)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_nightly_command_end_to_end(tmp_path):
+    experiment = tmp_path / "nightly.yaml"
+    experiment.write_text(EXPERIMENT)
+    history = tmp_path / "history"
+    runner = CliRunner()
+    first = runner.invoke(nightly, [str(experiment), "--history", str(history)])
+    assert first.exit_code == 0, first.output
+    assert "nothing to compare" in first.output
+    second = runner.invoke(nightly, [str(experiment), "--history", str(history)])
+    assert second.exit_code == 0, second.output
+    assert "no regression" in second.output
+    runs = sorted(p for p in history.iterdir() if (p / "manifest.json").exists())
+    assert len(runs) == 2 and (runs[1] / "report.html").exists()
+    assert (history / "trend.md").exists() and (history / "plots" / "trend.png").exists()
+    _scale_tokens(runs[1], 0.1)  # plant: the previous night used a tenth of the tokens
+    third = runner.invoke(nightly, [str(experiment), "--history", str(history), "--token-ratio", "1.2"])
+    assert third.exit_code == 1, third.output
+    assert "REGRESSION" in third.output and "baseline" in third.output

@@ -1,0 +1,121 @@
+import base64
+import os
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.report import report
+from reports import write_report
+
+CHROMIUM = Path("/usr/bin/chromium")
+PLOTS = {"completion.png", "stability.png", "tokens.png", "failures.png", "context_fill.png"}
+
+
+def test_write_report_files_and_summary_csv(two_strategy_folder):
+    paths = write_report(two_strategy_folder)
+    assert paths.markdown == two_strategy_folder / "report.md"
+    assert {p.name for p in paths.plots} == PLOTS
+    assert all(p.stat().st_size > 5000 for p in paths.plots)
+    csv = pd.read_csv(paths.summary_csv)
+    assert list(csv["strategy"]) == ["baseline", "lean"]
+    assert list(csv.columns[:4]) == ["strategy", "runs", "resolved", "completion_rate"]
+    assert {"ci_low", "ci_high", "repeat_std", "tokens_mean"} <= set(csv.columns)
+    assert csv.loc[0, "runs"] == 6 and csv.loc[1, "completion_rate"] == pytest.approx(2 / 6)
+
+
+def test_report_markdown_opens_with_simulator_notice_and_sandbox_warning(two_strategy_folder):
+    text = write_report(two_strategy_folder).markdown.read_text()
+    lines = text.splitlines()
+    assert lines[0].startswith("> Results from the simulated model `sim` — a stand-in for a model, not a model")
+    assert "> Sandbox warning: sandbox fell back to none: no bwrap" in text
+    assert "| baseline | 6 | 5 | 83.3% [43.6%, 97.0%]" in text
+    assert "`lean`: no detectable difference from `baseline`" in text
+    assert "| task-1 | 2/3 | 1/3 |" in text
+    for name in PLOTS:
+        assert f"(plots/{name})" in text
+
+
+def test_report_of_a_real_model_has_no_simulator_notice(tmp_path, build):
+    runs = build.grid("baseline", [[True, False]]) + build.grid("other", [[True, True]])
+    folder = build.write_folder(tmp_path / "r", runs, build.manifest(["baseline", "other"], simulated=False),
+                                transcripts=False)
+    paths = write_report(folder, reference="other")
+    text = paths.markdown.read_text()
+    assert text.startswith("# ctxbench report — synthetic")
+    assert "simulated" not in text
+    assert "Paired comparison with `other`" in text
+    assert "No transcripts in this folder" in text
+    assert {p.name for p in paths.plots} == PLOTS - {"context_fill.png"}
+
+
+def test_report_notes_a_missing_reference(two_strategy_folder):
+    text = write_report(two_strategy_folder, reference="nope").markdown.read_text()
+    assert "The reference strategy `nope` is not in this experiment" in text
+
+
+def test_report_command(two_strategy_folder, tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(report, [str(two_strategy_folder), "--reference", "lean"])
+    assert result.exit_code == 0, result.output
+    assert "report.html" in result.output
+    assert "Paired comparison with `lean`" in (two_strategy_folder / "report.md").read_text()
+    (tmp_path / "not-results").mkdir()
+    bad = runner.invoke(report, [str(tmp_path / "not-results")])
+    assert bad.exit_code == 2 and "no manifest.json" in bad.output
+
+
+class _Dom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[dict[str, str]] = []
+        self.tables: dict[str, int] = {}
+        self._table: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs)
+        elif tag == "table":
+            self._table = attrs.get("id", "")
+            self.tables[self._table] = 0
+        elif tag == "tr" and self._table is not None:
+            self.tables[self._table] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._table = None
+
+
+def test_report_html_renders_in_headless_chromium(two_strategy_folder, tmp_path):
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but /usr/bin/chromium is missing: the HTML report must be checked in a browser")
+        pytest.skip("chromium not installed")
+    paths = write_report(two_strategy_folder)
+    html_copy = tmp_path / "elsewhere" / "report.html"  # self-contained: nothing next to it
+    html_copy.parent.mkdir()
+    shutil.copy(paths.html, html_copy)
+    profile = tmp_path / "profile"
+    proc = subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", "--dump-dom", html_copy.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    assert dom.tables.get("summary") == 3  # header + baseline + lean
+    assert dom.tables.get("comparison") == 2
+    assert len(dom.images) == len(paths.plots) == 5
+    for img in dom.images:
+        src = img["src"]
+        assert src.startswith("data:image/png;base64,")
+        png = base64.b64decode(src.split(",", 1)[1])
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+        width, height = (int(v) for v in img["data-rendered"].split("x"))
+        assert width > 100 and height > 100  # decoded and laid out by the browser
