@@ -10,7 +10,7 @@ from strategies.registry import (
     register_strategy,
     validate_params,
 )
-from strategies import baseline  # noqa: F401,E402  (registers)
+from strategies import baseline, budget_planner, file_selector, summarizer, trimmer  # noqa: F401,E402  (registers)
 
 __all__ = [
     "ENTRY_POINT_GROUP",

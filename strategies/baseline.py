@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict
 
 from harness.context import Budget, Context, ContextLedger
@@ -12,6 +14,8 @@ from strategies.registry import StrategyServices, register_strategy
 @register_strategy("baseline")
 class Baseline:
     """Sends every message of the history unchanged; no budget is enforced."""
+
+    enforces_budget: ClassVar[bool] = False
 
     class Params(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)

@@ -1,0 +1,18 @@
+"""`ctxbench export-predictions`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("export-predictions")
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--repeat", default=0, show_default=True, help="Which repeat's patches to export.")
+def export_predictions(run_dir: Path, repeat: int) -> None:
+    """Write RUN_DIR's agent patches as SWE-bench predictions, one file per strategy."""
+    from harness.swebench import export_predictions as export
+
+    for path in export(run_dir, repeat):
+        click.echo(str(path))

@@ -1,0 +1,95 @@
+"""SWE-bench interoperability: instances from JSONL, predictions out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from harness.errors import InputError
+from harness.results import read_results
+from harness.tasks import Task, Taskset, TasksetEnvironment
+
+__all__ = ["load_swebench", "export_predictions"]
+
+_REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
+             "FAIL_TO_PASS", "PASS_TO_PASS")
+
+
+def _id_list(value: Any, where: str) -> tuple[str, ...]:
+    """SWE-bench files store test lists either as lists or as JSON-encoded strings."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise InputError(f"{where}: not a list of test ids") from exc
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where}: expected a list of test ids")
+    return tuple(value)
+
+
+def load_swebench(path: Path, repos: Path | None) -> Taskset:
+    """Tasks from SWE-bench-style instances; `repos` holds git repositories named `<owner>__<name>`."""
+    repos = repos or path.parent / "repos"
+    if not repos.is_dir():
+        raise InputError(f"{path}: repositories folder {repos} not found (pass --repos / taskset.repos)")
+    tasks, seen = [], set()
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{where}: not valid JSON: {exc}") from exc
+        missing = [k for k in _REQUIRED if k not in row]
+        if missing:
+            raise InputError(f"{where}: missing keys {', '.join(missing)}")
+        iid = row["instance_id"]
+        if iid in seen:
+            raise InputError(f"{where}: duplicate instance_id {iid!r}")
+        seen.add(iid)
+        repo_dir = repos / row["repo"].replace("/", "__")
+        if not (repo_dir / ".git").exists():
+            raise InputError(f"{where}.repo: no git repository {repo_dir}")
+        check = subprocess.run(["git", "cat-file", "-e", f"{row['base_commit']}^{{commit}}"], cwd=repo_dir,
+                               capture_output=True)
+        if check.returncode != 0:
+            raise InputError(f"{where}.base_commit: {row['base_commit']} is not a commit of {repo_dir}")
+        cmd = row.get("test_cmd") or "python -m pytest -rA"
+        tasks.append(Task(
+            id=iid, repo_dir=repo_dir.resolve(), problem_statement=row["problem_statement"].strip(),
+            test_cmd=tuple(cmd.split()) if isinstance(cmd, str) else tuple(cmd),
+            FAIL_TO_PASS=_id_list(row["FAIL_TO_PASS"], f"{where}.FAIL_TO_PASS"),
+            PASS_TO_PASS=_id_list(row["PASS_TO_PASS"], f"{where}.PASS_TO_PASS"),
+            patch=row["patch"], test_patch=row["test_patch"] or None, tags=tuple(row.get("tags", ())),
+            base_commit=row["base_commit"], repo_name=row["repo"],
+        ))
+    if not tasks:
+        raise InputError(f"{path}: no instances")
+    return Taskset(path.stem, path.resolve(), tuple(tasks), TasksetEnvironment())
+
+
+def export_predictions(run_dir: Path, repeat: int = 0) -> list[Path]:
+    """Write `predictions/<strategy>.jsonl` (instance_id, model_name_or_path, model_patch)."""
+    manifest_path = run_dir / "manifest.json"
+    if not manifest_path.exists():
+        raise InputError(f"{run_dir}: no manifest.json (not a results folder)")
+    manifest = json.loads(manifest_path.read_text())
+    model = manifest["config"]["model"]["name"]
+    by_strategy: dict[str, list[dict[str, str]]] = {}
+    for r in read_results(run_dir / "runs.jsonl"):
+        if r.repeat == repeat:
+            by_strategy.setdefault(r.strategy, []).append(
+                {"instance_id": r.task_id, "model_name_or_path": f"{model}+{r.strategy}", "model_patch": r.patch})
+    if not by_strategy:
+        raise InputError(f"{run_dir}: no runs with repeat {repeat}")
+    out_dir = run_dir / "predictions"
+    out_dir.mkdir(exist_ok=True)
+    paths = []
+    for strategy, rows in sorted(by_strategy.items()):
+        path = out_dir / f"{strategy.replace('/', '_')}.jsonl"
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        paths.append(path)
+    return paths

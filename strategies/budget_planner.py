@@ -1,0 +1,154 @@
+"""`budget_planner`: an allocation table, pinned items, and a fixed eviction order (notes 001, 003)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness.context import Budget, Context, ContextLedger, ContextOverflow
+from harness.history import History, turn_messages
+from harness.tokens import REPLY_PRIMING
+from strategies.allocation import DEFAULT_RESERVE_RATIO, DEFAULT_SHARES, plan_context_budget
+from strategies.eviction import EVICTION_ORDER, EvictionItem, eviction_plan
+from strategies.pinned import pinned_notes
+from strategies.registry import StrategyServices, register_strategy
+from strategies.trimmer import cut_middle, tool_component
+
+_CAPPED = {"files": "key_files", "history": "history", "tool_output": "tool_output"}
+
+
+@register_strategy("budget_planner")
+class BudgetPlanner:
+    """Keeps the request within a planned budget by evicting in a fixed order.
+
+    The dynamic budget is `plan_context_budget(window, fixed, output_reserve, reserve_ratio)`;
+    file reads are capped at `key_files_share` of it, assistant messages at `history_share`, other
+    tool output at `tool_output_share` (`extra_share` covers the task and pinned notes). While a
+    cap or the dynamic budget is exceeded, items are reduced layer by layer in the order defined
+    precisely in `strategies.eviction` — stale tool output, finished-subtask history, early
+    exploration, environment snapshots — (only items that touch an exceeded component, unless the total is over);
+    inside a layer, items over `cut_chars` are first cut to head + marker + tail, then whole items
+    are evicted. Never touched: the system prompt, the task statement, the pinned notes
+    (`strategies.pinned`) and the last `keep_recent` turns.
+
+    Raises:
+        ContextOverflow: from `build`, when the untouchable part alone exceeds the dynamic budget;
+            from `preflight`, when the fixed part leaves no dynamic budget.
+    """
+
+    enforces_budget: ClassVar[bool] = True
+
+    class Params(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+        reserve_ratio: float = Field(DEFAULT_RESERVE_RATIO, ge=0, lt=1, description="Safety margin kept free, as a share of the context window.")
+        key_files_share: float = Field(DEFAULT_SHARES["key_files"], ge=0, le=1, description="Cap on file-read output, as a share of the dynamic budget.")
+        history_share: float = Field(DEFAULT_SHARES["history"], ge=0, le=1, description="Cap on assistant messages, as a share of the dynamic budget.")
+        tool_output_share: float = Field(DEFAULT_SHARES["tool_output"], ge=0, le=1, description="Cap on other tool output (tests, search, listings...), as a share of the dynamic budget.")
+        extra_share: float = Field(DEFAULT_SHARES["extra"], ge=0, le=1, description="Share of the dynamic budget planned for the task statement and pinned notes (never evicted).")
+        keep_recent: int = Field(4, ge=0, description="Most recent turns that are never evicted or cut.")
+        stale_after: int = Field(8, ge=1, description="Age in turns at which a tool output counts as stale even if nothing superseded it.")
+        cut_chars: int = Field(1500, ge=1, description="Characters an item keeps when it is cut to head + marker + tail before being evicted.")
+        head_ratio: float = Field(0.4, ge=0, le=1, description="Share of the kept characters taken from the head when cutting (the tail holds verdicts).")
+
+        @model_validator(mode="after")
+        def _shares_fit(self) -> "BudgetPlanner.Params":
+            plan_context_budget(1, 0, 0, 0, self.shares())
+            return self
+
+        def shares(self) -> dict[str, float]:
+            return {"key_files": self.key_files_share, "history": self.history_share,
+                    "tool_output": self.tool_output_share, "extra": self.extra_share}
+
+    def __init__(self, params: Params, services: StrategyServices | None = None) -> None:
+        self.params = params
+
+    def plan(self, budget: Budget) -> dict[str, int]:
+        """The allocation table for `budget`; ContextOverflow when the fixed part does not fit."""
+        p = self.params
+        try:
+            plan = plan_context_budget(budget.context_window, budget.fixed_tokens, budget.output_reserve,
+                                       p.reserve_ratio, p.shares())
+        except ValueError as exc:
+            raise ContextOverflow(f"budget_planner: {exc}") from exc
+        if plan["dynamic_budget"] <= 0:
+            raise ContextOverflow(f"budget_planner: no dynamic budget left: {plan}")
+        return plan
+
+    def preflight(self, budget: Budget) -> None:
+        self.plan(budget)
+
+    def build(self, history: History, budget: Budget) -> Context:
+        plan, p, count = self.plan(budget), self.params, budget.counter.count_message
+        caps = {c: plan[key] for c, key in _CAPPED.items()}
+        ledger = ContextLedger()
+        head = [history.task_message()]
+        pinned = pinned_notes(history, p.keep_recent)
+        if pinned:
+            head.append({"role": "user", "content": pinned})
+            ledger.act("injected", "pinned", "pinned notes: constraints, current plan, key references",
+                       after=count(head[1]))
+        kept = {i: turn_messages(t) for i, t in enumerate(history.turns)}
+
+        def tally() -> dict[str, int]:
+            comps = {"task": count(head[0]), "pinned": sum(count(m) for m in head[1:])}
+            for i, msgs in kept.items():
+                comps["history"] = comps.get("history", 0) + count(msgs[0])
+                for obs, msg in zip(history.turns[i].observations, msgs[1:]):
+                    comps[tool_component(obs)] = comps.get(tool_component(obs), 0) + count(msg)
+            return comps
+
+        def over() -> set[str]:
+            comps = tally()
+            exceeded = {c for c, cap in caps.items() if comps.get(c, 0) > cap}
+            return exceeded | ({"total"} if REPLY_PRIMING + sum(comps.values()) > plan["dynamic_budget"] else set())
+
+        items = eviction_plan(history.turns, p.keep_recent, p.stale_after)
+        for layer in EVICTION_ORDER:
+            for cut in (True, False):
+                for item in (it for it in items if it.layer == layer):
+                    exceeded = over()
+                    if not exceeded:
+                        break
+                    if item.turn in kept and ("total" in exceeded or self._touches(history, item) & exceeded):
+                        self._reduce(cut, history, item, kept, ledger, count)
+        comps = tally()
+        total = REPLY_PRIMING + sum(comps.values())
+        if total > plan["dynamic_budget"]:
+            raise ContextOverflow(
+                f"budget_planner: {total} tokens after every allowed eviction exceed the dynamic budget "
+                f"{plan['dynamic_budget']} (task {comps['task']}, pinned {comps['pinned']}, the last "
+                f"{p.keep_recent} turns {total - REPLY_PRIMING - comps['task'] - comps['pinned']}); "
+                f"the task, pinned notes and recent turns are never evicted")
+        system = history.system_message()
+        ledger.add("system", count(system))
+        for component, tokens in comps.items():
+            if tokens:
+                ledger.add(component, tokens)  # type: ignore[arg-type]
+        return Context([system, *head, *(m for i in sorted(kept) for m in kept[i])], ledger)
+
+    @staticmethod
+    def _touches(history: History, item: EvictionItem) -> set[str]:
+        observations = history.turns[item.turn].observations
+        parts = {tool_component(o) for o in observations if item.call_id in (None, o.call_id)}
+        return parts if item.call_id else parts | {"history"}
+
+    def _reduce(self, cut: bool, history: History, item: EvictionItem, kept: dict[int, list[dict[str, Any]]],
+                ledger: ContextLedger, count: Callable[[dict[str, Any]], int]) -> None:
+        """Cut the item's long messages to head + tail, or evict it (a turn dropped, an output noted)."""
+        turn, msgs = history.turns[item.turn], kept[item.turn]
+        if not cut and item.call_id is None:
+            before = sum(count(m) for m in kept.pop(item.turn))
+            ledger.act("evicted", f"turn:{turn.index}", f"{item.layer}: whole turn dropped", before, 0)
+            return
+        targets = [(msgs[0], f"turn:{turn.index}", "")] if item.call_id is None else []
+        targets += [(m, o.call_id, o.tool) for o, m in zip(turn.observations, msgs[1:]) if item.call_id in (None, o.call_id)]
+        for msg, target, tool in targets:
+            before, text = count(msg), msg.get("content") or ""
+            if cut and len(text) > self.params.cut_chars:
+                msg["content"] = cut_middle(text, self.params.cut_chars, self.params.head_ratio)
+                ledger.act("trimmed", target, f"{item.layer}: cut to head + tail", before, count(msg))
+            elif not cut:
+                msg["content"] = f"[{tool} output of turn {turn.index} evicted ({item.layer}); call the tool again if needed]"
+                ledger.act("evicted", target, f"{item.layer}: output replaced by a note", before, count(msg))

@@ -1,0 +1,142 @@
+"""`summarizer`: past a history budget, earlier turns become one summary; the last K stay verbatim."""
+
+from __future__ import annotations
+
+from itertools import accumulate
+from typing import Any, ClassVar, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.context import Budget, Context, ContextLedger, ContextOverflow
+from harness.history import History, Turn, turn_messages
+from strategies.digest import Digest
+from strategies.registry import StrategyError, StrategyServices, register_strategy
+from strategies.trimmer import cut_middle, tool_component
+
+__all__ = ["Summarizer", "SUMMARIZE_PROMPT"]
+
+SUMMARIZE_PROMPT = (
+    "You summarize the earlier turns of a coding agent's session so that it can continue without them. "
+    "Keep the task goal, the files read (paths and line ranges), the files modified and how, the commands "
+    "run and their outcomes, and the errors still unresolved, quoting exact messages, names and line "
+    "numbers. Fold the previous summary, if one is given, into the new one. Reply with the summary only.")
+
+
+@register_strategy("summarizer")
+class Summarizer:
+    """Verbatim turns while they fit `history_share` of the budget; afterwards a summary plus the last K.
+
+    Trigger: the first prefix of `t > keep_recent` turns whose messages exceed
+    `history_share * budget.available` tokens. From then on the turns before the last
+    `keep_recent` are replaced by one user message right after the task statement:
+
+    - `extractive`: a `strategies.digest.Digest` (task goal, files read, files modified, commands
+      and outcomes, unresolved errors), a left fold over the turns;
+    - `model`: `services.model.complete` with `SUMMARIZE_PROMPT`; the first call summarizes turns
+      `0..t-keep_recent-1`, each later call folds the previous summary and one more turn, so the
+      summary is a function of the history (cached on the instance), and the call's usage goes to
+      the ledger's strategy tokens.
+
+    Raises:
+        ContextOverflow: the task, summary and last `keep_recent` turns exceed `budget.available`.
+    """
+
+    enforces_budget: ClassVar[bool] = True
+
+    class Params(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+        mode: Literal["extractive", "model"] = Field("extractive", description="How earlier turns are summarized: a deterministic digest, or a call to the experiment's model.")
+        keep_recent: int = Field(4, ge=1, description="Most recent turns always sent verbatim.")
+        history_share: float = Field(0.6, gt=0, le=1, description="Share of budget.available the turns may take verbatim before summarizing starts.")
+        max_summary_chars: int = Field(4000, ge=200, description="Characters the summary may keep (cut to head + tail beyond).")
+        model_input_chars: int = Field(2000, ge=100, description="Model mode: characters of each tool output shown to the summarizing model.")
+
+    def __init__(self, params: Params, services: StrategyServices | None = None) -> None:
+        self.params = params
+        self.model = services.model if services else None
+        if params.mode == "model" and self.model is None:
+            raise StrategyError("summarizer mode 'model' needs a model in StrategyServices")
+        self._cache: tuple[int, tuple[Turn, ...], Any] | None = None
+
+    def preflight(self, budget: Budget) -> None:
+        if budget.available <= 0:
+            raise ContextOverflow(f"summarizer: no tokens available (budget.available={budget.available})")
+
+    def build(self, history: History, budget: Budget) -> Context:
+        p, count, ledger = self.params, budget.counter.count_message, ContextLedger()
+        units = [turn_messages(t) for t in history.turns]
+        cumulative = list(accumulate(sum(count(m) for m in unit) for unit in units))
+        limit = int(budget.available * p.history_share)
+        trigger = next((m for m in range(p.keep_recent + 1, len(units) + 1) if cumulative[m - 1] > limit), None)
+        system, task = history.system_message(), history.task_message()
+        head = [task]
+        boundary = 0
+        if trigger is not None:
+            boundary = len(units) - p.keep_recent
+            text = self._summary(history, trigger - p.keep_recent, boundary, ledger, budget)
+            cut = cut_middle(text, p.max_summary_chars)
+            first, last = history.turns[0].index, history.turns[boundary - 1].index
+            head.append({"role": "user", "content": f"Summary of turns {first}-{last} (earlier turns, folded; "
+                                                    f"the later turns follow verbatim):\n{cut}"})
+            for turn in history.turns[:boundary]:
+                ledger.act("summarized", f"turn:{turn.index}", f"{p.mode} summary (history over {limit} tokens)")
+            if cut != text:
+                ledger.act("trimmed", "summary", f"summary over max_summary_chars={p.max_summary_chars}")
+            ledger.add("summary", count(head[1]))
+        ledger.add("system", count(system))
+        ledger.add("task", count(task))
+        messages = [system, *head]
+        for turn, unit in zip(history.turns[boundary:], units[boundary:]):
+            ledger.add("history", count(unit[0]))
+            for obs, msg in zip(turn.observations, unit[1:]):
+                ledger.add(tool_component(obs), count(msg))
+            messages += unit
+        used = budget.counter.count_messages(messages) - count(system)
+        if used > budget.available:
+            raise ContextOverflow(f"summarizer: task + summary + last {len(units) - boundary} turns take {used} "
+                                  f"tokens, over budget.available={budget.available}")
+        return Context(messages, ledger)
+
+    def _summary(self, history: History, first: int, boundary: int, ledger: ContextLedger, budget: Budget) -> str:
+        """Summary of turns[:boundary]; `first` is where the model-mode chain starts."""
+        turns = history.turns
+        anchor = 0 if self.params.mode == "extractive" else first
+        start, state = 0, None
+        if self._cache is not None:
+            c_anchor, c_turns, c_state = self._cache
+            if c_anchor == anchor and len(c_turns) <= boundary and turns[:len(c_turns)] == c_turns:
+                start, state = len(c_turns), c_state
+        if self.params.mode == "extractive":
+            state = state or Digest()
+            for turn in turns[start:boundary]:
+                state = state.fold(turn)
+        else:
+            if state is None:
+                state, start = self._call(None, turns[:first], ledger, budget), first
+            for i in range(start, boundary):
+                state = self._call(state, turns[i:i + 1], ledger, budget)
+        self._cache = (anchor, turns[:boundary], state)
+        return state.render(history.task_statement) if isinstance(state, Digest) else state
+
+    def _call(self, previous: str | None, turns: Sequence[Turn], ledger: ContextLedger, budget: Budget) -> str:
+        """One summarizing call: the previous summary (if any) and `turns` in, the new summary out."""
+        lines = [f"Previous summary:\n{previous}\n" if previous else "", "Turns to fold:"]
+        for turn in turns:
+            lines.append(f"Turn {turn.index} assistant: {turn.text}")
+            for call, obs in zip(turn.tool_calls, turn.observations):
+                body = cut_middle(obs.content, self.params.model_input_chars)
+                lines.append(f"  call {call.name}({call.arguments}) -> [{obs.kind}{' error' if obs.is_error else ''}]\n{body}")
+        messages = [{"role": "system", "content": SUMMARIZE_PROMPT}, {"role": "user", "content": "\n".join(lines).strip()}]
+        completion = self.model.complete(messages, tools=[])
+        usage = completion.usage
+        if usage.prompt_tokens or usage.completion_tokens:
+            ledger.strategy_prompt_tokens += usage.prompt_tokens
+            ledger.strategy_completion_tokens += usage.completion_tokens
+        else:  # the provider reported no usage: count what was sent and received
+            ledger.strategy_prompt_tokens += budget.counter.count_messages(messages)
+            ledger.strategy_completion_tokens += budget.counter.count(completion.text or "")
+        text = (completion.text or "").strip()
+        if not text:
+            raise RuntimeError("summarizer: the model returned an empty summary")
+        return text

@@ -1,0 +1,105 @@
+"""`trimmer`: long tool outputs become head + marker + tail; error output is kept whole up to a cap."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness.context import Budget, Context, ContextLedger
+from harness.history import History, Observation, assistant_message, tool_message
+from strategies.registry import StrategyServices, register_strategy
+
+__all__ = ["Trimmer", "cut_middle", "carries_error", "tool_component"]
+
+_ERROR_WORDS = re.compile(r"Traceback|AssertionError|\berror\b|\bfailed\b", re.IGNORECASE)
+_REPO_TEXT_KINDS = ("file_read", "search", "listing")
+
+
+def cut_middle(text: str, keep: int, head_ratio: float = 0.5) -> str:
+    """`text` if it has at most `keep` characters, else its head and tail around a marker.
+
+    The head gets `int(keep * head_ratio)` characters, the tail the rest of `keep`; the marker
+    `[… N characters omitted …]` says how many were dropped.
+    """
+    if len(text) <= keep:
+        return text
+    head = int(keep * head_ratio)
+    tail = keep - head
+    omitted = len(text) - head - tail
+    return f"{text[:head]}\n[… {omitted} characters omitted …]\n{text[len(text) - tail:]}"
+
+
+def carries_error(obs: Observation) -> bool:
+    """True for failed calls, and for tool output (not repository text) that reports an error.
+
+    Repository text (file reads, search hits, listings) is excluded from the keyword test: code
+    that mentions `ValueError` or `failed` is not a failure.
+    """
+    if obs.is_error or obs.kind == "error":
+        return True
+    return obs.kind not in _REPO_TEXT_KINDS and bool(_ERROR_WORDS.search(obs.content))
+
+
+def tool_component(obs: Observation) -> Literal["files", "tool_output"]:
+    """Ledger component of a tool message: file reads are `files`, everything else `tool_output`."""
+    return "files" if obs.kind == "file_read" else "tool_output"
+
+
+@register_strategy("trimmer")
+class Trimmer:
+    """Every turn kept; each tool output over `limit` characters cut to head + marker + tail.
+
+    Output that carries an error (see `carries_error`) is kept whole up to `hard_cap` characters
+    when `preserve_errors` is set, then cut the same way. The budget is not enforced: this
+    strategy changes only the size of single outputs.
+    """
+
+    enforces_budget: ClassVar[bool] = False
+
+    class Params(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+        limit: int = Field(6000, ge=1, description="Characters a tool output may keep before it is cut.")
+        head_ratio: float = Field(0.5, ge=0, le=1, description="Share of the kept characters taken from the head; the rest comes from the tail.")
+        preserve_errors: bool = Field(True, description="Keep outputs that carry an error whole, up to hard_cap characters.")
+        hard_cap: int = Field(20000, ge=1, description="Characters an error output may keep before it, too, is cut.")
+
+        @model_validator(mode="after")
+        def _cap_above_limit(self) -> "Trimmer.Params":
+            if self.hard_cap < self.limit:
+                raise ValueError(f"hard_cap ({self.hard_cap}) must be at least limit ({self.limit})")
+            return self
+
+    def __init__(self, params: Params, services: StrategyServices | None = None) -> None:
+        self.params = params
+
+    def trimmed(self, obs: Observation) -> tuple[str, str]:
+        """The content to send for `obs` and why (empty reason: unchanged)."""
+        p = self.params
+        if p.preserve_errors and carries_error(obs):
+            keep, why = p.hard_cap, f"error output over hard_cap={p.hard_cap} chars"
+        else:
+            keep, why = p.limit, f"output over limit={p.limit} chars"
+        content = cut_middle(obs.content, keep, p.head_ratio)
+        return content, (why if content != obs.content else "")
+
+    def build(self, history: History, budget: Budget) -> Context:
+        ledger = ContextLedger()
+        count = budget.counter.count_message
+        messages = [history.system_message(), history.task_message()]
+        ledger.add("system", count(messages[0]))
+        ledger.add("task", count(messages[1]))
+        for turn in history.turns:
+            messages.append(assistant_message(turn))
+            ledger.add("history", count(messages[-1]))
+            for obs in turn.observations:
+                content, why = self.trimmed(obs)
+                msg = tool_message(obs, content)
+                tokens = count(msg)
+                if why:
+                    ledger.act("trimmed", obs.call_id, why, count(tool_message(obs)), tokens)
+                ledger.add(tool_component(obs), tokens)
+                messages.append(msg)
+        return Context(messages, ledger)

@@ -1,0 +1,170 @@
+"""Real History / Turn / Observation objects for strategy tests: a small repository and agent runs over it."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from harness.context import Budget
+from harness.history import History, Observation, ToolCall, Turn
+from harness.models.base import Completion, Usage
+from harness.rendering import render_excerpt
+from harness.repo_view import StaticRepo
+from harness.tokens import TokenCounter
+
+COUNTER = TokenCounter("cl100k_base")
+SYSTEM = "You are a careful coding agent. Use the tools to read, search, edit and run the tests."
+TASK = ("divide() in calc/ops.py crashes with ZeroDivisionError when b is 0; it must return None instead.\n"
+        "Do not change the signature of divide. The failing test is tests/test_ops.py::test_divide_by_zero.")
+
+OPS = '''"""Arithmetic operations."""
+
+from calc.util_0 import helper_0_a
+
+
+def add(a, b):
+    return a + b
+
+
+def divide(a, b):
+    """Divide a by b."""
+    return a / b
+
+
+def multiply(a, b):
+    result = 0
+    for _ in range(b):
+        result = add(result, a)
+    return result
+'''
+
+
+def util_module(k: int) -> str:
+    body = [f'"""Utility module {k}: helpers and a widget."""', "", "import math", "", f"CONSTANT_{k} = {k}", ""]
+    for name in ("a", "b", "c"):
+        body += ["", f"def helper_{k}_{name}(x):", f'    """Scale x by {k} ({name})."""', "    total = 0",
+                 "    for i in range(x):", f"        total += i * CONSTANT_{k}", "    return math.floor(total)", ""]
+    body += ["", f"class Widget{k}:", f'    """A widget of size {k}."""', "", "    def __init__(self, size):",
+             "        self.size = size", "", "    def grow(self, by):", "        self.size += by",
+             "        return self.size", ""]
+    return "\n".join(body)
+
+
+def long_function(lines: int) -> str:
+    body = ["def long_report(rows):", '    """Build a long report."""', "    out = []"]
+    body += [f"    out.append(str(rows[{i}]))  # row {i}" for i in range(lines)]
+    return "\n".join(body + ["    return out", ""])
+
+
+def make_repo(n_utils: int = 24) -> StaticRepo:
+    files = {"calc/__init__.py": "", "calc/ops.py": OPS, "calc/report.py": long_function(90),
+             "README.md": "\n".join(f"Line {i} of the calc README: usage, division, notes." for i in range(120)),
+             "tests/test_ops.py": ("from calc.ops import divide\n\n\ndef test_divide():\n    assert divide(4, 2) == 2\n\n\n"
+                                   "def test_divide_by_zero():\n    assert divide(1, 0) is None\n")}
+    files.update({f"calc/util_{k}.py": util_module(k) for k in range(n_utils)})
+    return StaticRepo(files)
+
+
+REPO = make_repo()
+
+
+def obs(call_id: str, tool: str, kind: str, content: str, turn: int, *, path: str | None = None,
+        line_range: tuple[int, int] | None = None, is_error: bool = False, **args: Any) -> Observation:
+    return Observation(call_id, tool, tuple(sorted(args.items())), content, is_error, kind, turn, path, line_range)
+
+
+def make_turn(index: int, text: str, *observations: Observation) -> Turn:
+    calls = tuple(ToolCall(o.call_id, o.tool, json.dumps(dict(o.arguments), sort_keys=True)) for o in observations)
+    return Turn(index, text, calls, tuple(observations))
+
+
+def read_obs(call_id: str, turn: int, path: str, start: int = 1, end: int | None = None, repo: StaticRepo = REPO) -> Observation:
+    lines = repo.read(path).splitlines()
+    end = min(end or len(lines), len(lines))
+    content = render_excerpt(path, lines[start - 1:end], start, len(lines))
+    return obs(call_id, "read_file", "file_read", content, turn, path=path, line_range=(start, end), path_arg=path)
+
+
+def run_output(failing: bool = True, filler: int = 60) -> str:
+    lines = ["============================= test session starts ==============================",
+             "collected %d items" % (filler + 2)]
+    lines += [f"tests/test_util_{i}.py::test_helper_{i} PASSED" for i in range(filler)]
+    if failing:
+        lines += ["=================================== FAILURES ===================================",
+                  "_____________________________ test_divide_by_zero ______________________________",
+                  "", "    def test_divide_by_zero():", ">       assert divide(1, 0) is None", "",
+                  "tests/test_ops.py:9: ", "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _",
+                  "", "a = 1, b = 0", "", "    def divide(a, b):", '        """Divide a by b."""',
+                  ">       return a / b", "E       ZeroDivisionError: division by zero", "",
+                  "calc/ops.py:12: ZeroDivisionError",
+                  "FAILED tests/test_ops.py::test_divide_by_zero - ZeroDivisionError: division by zero",
+                  f"========================= 1 failed, {filler + 1} passed in 0.12s ========================="]
+    else:
+        lines.append(f"============================== {filler + 2} passed in 0.10s ==============================")
+    return "\n".join(lines + [f"[exit code {1 if failing else 0}]"])
+
+
+def run_obs(call_id: str, turn: int, failing: bool = True, filler: int = 60) -> Observation:
+    return obs(call_id, "run_tests", "test_run", run_output(failing, filler), turn)
+
+
+def search_obs(call_id: str, turn: int, query: str = "divide", repo: StaticRepo = REPO) -> Observation:
+    hits = [f"{p}:{n}: {line.strip()}" for p in repo.paths() for n, line in enumerate(repo.read(p).splitlines(), 1)
+            if re.search(query, line)]
+    return obs(call_id, "search", "search", f"{len(hits)} matches for '{query}'\n" + "\n".join(hits), turn, query=query)
+
+
+def agent_turn(i: int, *, huge: int = 0, error_heavy: bool = False, files_per_turn: int = 1) -> Turn:
+    """Turn `i` of a scripted exploration: tests, searches, reads, listings, edits and failed calls."""
+    cid = f"c{i}"
+    step = i % 6
+    if error_heavy or step == 0:
+        o = [run_obs(f"{cid}a", i, filler=60 if not huge else huge // 50)]
+        if error_heavy:
+            o.append(obs(f"{cid}b", "read_file", "error", f"Error: file not found: calc/missing_{i}.py", i,
+                         is_error=True, path_arg=f"calc/missing_{i}.py"))
+        return make_turn(i, "Run the tests to see what fails." if step == 0 else "", *o)
+    if step == 1:
+        return make_turn(i, "Search for divide.", search_obs(cid, i))
+    if step == 2:
+        reads = [read_obs(f"{cid}{k}", i, f"calc/util_{(i + k) % 24}.py") for k in range(files_per_turn)]
+        return make_turn(i, "Plan: 1) read the utilities 2) fix divide 3) rerun the tests.", *reads)
+    if step == 3:
+        listing = "\n".join(REPO.paths())
+        return make_turn(i, "", obs(cid, "list_files", "listing", listing, i, path_arg="."),
+                         read_obs(f"{cid}r", i, "calc/ops.py", 1, 20))
+    if step == 4:
+        path = f"calc/util_{i % 24}.py"
+        return make_turn(i, "Apply a small edit.",
+                         obs(cid, "edit_file", "edit", f"Edited {path}: replaced 1 occurrence", i, path=path, path_arg=path))
+    return make_turn(i, "", obs(cid, "read_file", "error", "Error: file not found: calc/nope.py", i,
+                                is_error=True, path_arg="calc/nope.py"))
+
+
+def scripted_history(n_turns: int, **kwargs: Any) -> History:
+    return History(SYSTEM, TASK, tuple(agent_turn(i, **kwargs) for i in range(n_turns)))
+
+
+def with_turns(history: History, turns: list[Turn]) -> History:
+    return History(history.system_prompt, history.task_statement, tuple(turns))
+
+
+def make_budget(window: int = 16000, reserve: int = 1000, schema_tokens: int = 400) -> Budget:
+    fixed = COUNTER.count_message({"role": "system", "content": SYSTEM}) + schema_tokens
+    return Budget(window, reserve, fixed, COUNTER)
+
+
+class EchoSummaryModel:
+    """Scripted summarizing model: its reply names the turns it was shown and the previous summary's start."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        self.calls.append((messages, tools))
+        user = messages[-1]["content"]
+        turns = re.findall(r"^Turn (\d+) assistant", user, re.MULTILINE)
+        previous = re.search(r"Previous summary:\n(.*)", user)
+        text = f"Folded turns {','.join(turns)}." + (f" Before: {previous.group(1)[:60]}" if previous else "")
+        return Completion(text, (), Usage(prompt_tokens=50 + len(user) // 10, completion_tokens=20))
