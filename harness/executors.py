@@ -60,7 +60,8 @@ def execute(ctx: Any, specs: list, progress: Any = None, already_done: int = 0,
             total: int | None = None) -> Iterator[RunResult]:
     from harness.runner import ExperimentAborted
 
-    progress = progress if progress is not None else Progress(total or len(specs), already_done)
+    if progress is None:
+        progress = Progress(total or len(specs), already_done)
     if ctx.config.executor == "ray":
         source = _ray(ctx, specs)
     elif ctx.config.resolved_workers == 1 or len(specs) <= 1:

@@ -24,6 +24,7 @@ from harness.failures import classify_failure
 from harness.history import History
 from harness.models import make_model
 from harness.models.base import FatalModelError
+from harness.repo_view import StaticRepo
 from harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
 from harness.sandbox import Sandbox, bwrap_available
 from harness.tasks import Task, Taskset, load_taskset, resolve_taskset_path
@@ -31,7 +32,7 @@ from harness.testenv import resolve_interpreter
 from harness.tokens import REPLY_PRIMING, TokenCounter
 from harness.tools import TOOL_SCHEMAS, Toolbox
 from harness.version import __version__
-from harness.workspace import Workspace
+from harness.workspace import Workspace, prepare_template, remove_templates
 from strategies import StrategyServices, create_strategy
 
 __all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "ExperimentAborted",
@@ -200,7 +201,8 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
         raise InputError(f"model.context_window {config.model.context_window} leaves no room: the fixed part "
                          f"({budget.fixed_tokens} tokens) plus the output reserve ({budget.output_reserve}) fill it")
     for s in config.strategies:
-        preflight = getattr(create_strategy(s.name, s.params), "preflight", None)
+        probe = create_strategy(s.name, s.params, StrategyServices(repo=StaticRepo({})))
+        preflight = getattr(probe, "preflight", None)
         if preflight is not None:
             try:
                 preflight(budget)
@@ -239,8 +241,9 @@ def check_gold_patches(taskset: Taskset) -> None:
             proc = subprocess.run(["git", *args], cwd=task.repo_dir, env=env, input=task.patch,
                                   capture_output=True, text=True)
         if proc.returncode != 0:
+            why = "; ".join(line.removeprefix("error: ") for line in proc.stderr.strip().splitlines())
             raise InputError(f"{where}: task {task.id}: `patch` (the gold patch) does not apply to "
-                             f"{task.repo_dir}: {proc.stderr.strip()[:500]}")
+                             f"{task.repo_dir}: {why[:500]}")
 
 
 def _stamp() -> str:
@@ -306,6 +309,8 @@ def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) 
     done = {r.run_id for r in read_results(runs_path)}
     specs = plan_runs(ctx.config, ctx.taskset)
     todo = [s for s in specs if s.run_id not in done]
+    for task in ctx.taskset.tasks:
+        prepare_template(task)  # built once here; forked workers inherit them
     writer = ResultsWriter(runs_path)
     try:
         from harness.executors import execute
@@ -314,6 +319,7 @@ def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) 
             writer.write(result)
     finally:
         writer.close()
+        remove_templates()
     results = read_results(runs_path)
     order = {s.run_id: i for i, s in enumerate(specs)}
     results.sort(key=lambda r: order.get(r.run_id, len(order)))

@@ -83,7 +83,11 @@ def _bwrap_args(scratch: Path, workdir: Path, hide: list[Path], keep: list[Path]
             args += ["--ro-bind", "/dev/null", str(h)]
     for k in keep:
         args += ["--ro-bind", str(k), str(k)]
-    return [*args, "--bind", str(scratch), str(scratch), "--chdir", str(workdir)]
+    args += ["--bind", str(scratch), str(scratch)]
+    for h in hide:
+        if h.is_dir() and h != scratch and h not in scratch.parents:
+            args += ["--remount-ro", str(h)]
+    return [*args, "--chdir", str(workdir)]
 
 
 @lru_cache(maxsize=1)
@@ -324,6 +328,21 @@ def _exited(pid: int) -> bool:
         return True
 
 
+def _kill_all(proc: subprocess.Popen, cgroup: _PidsCgroup | None) -> None:
+    """Kill the command's descendants first (so bwrap reaps its own and leaves no orphan), then the rest."""
+    for pid in _descendants(proc.pid):
+        _signal(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 1.0
+    while not _exited(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    _signal(-proc.pid, signal.SIGKILL)  # the leader is not reaped yet, so the group id is still ours
+    if cgroup is not None:
+        cgroup.kill()
+    for pid in _descendants(proc.pid):
+        _signal(pid, signal.SIGKILL)
+    proc.wait()
+
+
 def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, str],
                   sandbox: Sandbox = Sandbox(), output_cap: int = 200_000,
                   writable: Path | None = None) -> ProcessResult:
@@ -392,12 +411,7 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
                     limit_hit = "processes"
                     break
     finally:
-        _signal(-proc.pid, signal.SIGKILL)
-        if cgroup is not None:
-            cgroup.kill()
-        for pid in _descendants(proc.pid):
-            _signal(pid, signal.SIGKILL)
-        proc.wait()
+        _kill_all(proc, cgroup)
         drain(time.monotonic() + 1.0)
         proc.stdout.close()
         if cgroup is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from harness.sandbox import ProcessResult, Sandbox, run_contained
 from harness.tasks import Task
 from harness.testenv import test_env_vars
 
-__all__ = ["Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
+__all__ = ["prepare_template", "remove_templates", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
 
 TestOutcome = Literal["passed", "failed", "error", "skipped", "missing"]
 
@@ -81,6 +82,57 @@ def parse_junit(xml_path: Path, test_ids: list[str]) -> dict[str, TestOutcome]:
     return {tid: found.get(_node_key(tid), "missing") for tid in test_ids}
 
 
+_TEMPLATES: dict[tuple[str, str | None], Path] = {}
+
+
+def work_root() -> Path:
+    """Where workspaces live: $CTXBENCH_WORKDIR, else memory-backed /dev/shm when usable (copying and
+    deleting a repository there is ~20x faster than on disk), else the system temp folder."""
+    configured = os.environ.get("CTXBENCH_WORKDIR")
+    if configured:
+        Path(configured).mkdir(parents=True, exist_ok=True)
+        return Path(configured)
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return shm
+    return Path(tempfile.gettempdir())
+
+
+def remove_templates() -> None:
+    """Delete this process's template repositories."""
+    for root in _TEMPLATES.values():
+        shutil.rmtree(root.parent, ignore_errors=True)
+    _TEMPLATES.clear()
+
+
+atexit.register(remove_templates)
+
+
+def prepare_template(task: Task) -> Path:
+    """The task's base repository as a git repo, built once per process and copied for each run."""
+    key = (str(task.repo_dir), task.base_commit)
+    cached = _TEMPLATES.get(key)
+    if cached is not None and cached.exists():
+        return cached
+    root = Path(tempfile.mkdtemp(prefix="ctxbench-template-", dir=work_root())) / "repo"
+    if task.base_commit:
+        root.mkdir()
+        archive = subprocess.run(["git", "archive", "--format=tar", task.base_commit],
+                                 cwd=task.repo_dir, capture_output=True)
+        if archive.returncode != 0:
+            raise GitError(f"{task.repo_dir}: cannot read {task.base_commit}: {archive.stderr.decode()[:300]}")
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    else:
+        shutil.copytree(task.repo_dir, root, ignore=shutil.ignore_patterns(*_IGNORED, ".git"))
+    git(["init", "-q", "-b", "main"], root)
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
+    git(["add", "-A"], root)
+    git(["commit", "-q", "--no-verify", "-m", "base"], root)
+    _TEMPLATES[key] = root
+    return root
+
+
 @dataclass
 class Workspace:
     """A run's private copy of the repository, a git repo whose first commit is the base."""
@@ -95,26 +147,15 @@ class Workspace:
     @classmethod
     def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
                output_cap: int = 200_000) -> Workspace:
-        scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{task.id[:40]}-", dir=parent))
+        scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{task.id[:40]}-", dir=parent or work_root()))
         root = scratch / "repo"
-        if task.base_commit:
-            root.mkdir()
-            archive = subprocess.run(["git", "archive", "--format=tar", task.base_commit],
-                                     cwd=task.repo_dir, capture_output=True)
-            if archive.returncode != 0:
-                raise GitError(f"{task.repo_dir}: cannot read {task.base_commit}: {archive.stderr.decode()[:300]}")
-            subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
-        else:
-            shutil.copytree(task.repo_dir, root, ignore=shutil.ignore_patterns(*_IGNORED, ".git"))
-        git(["init", "-q", "-b", "main"], root)
-        (root / ".git" / "info").mkdir(exist_ok=True)
-        (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
-        git(["add", "-A"], root)
-        git(["commit", "-q", "--no-verify", "-m", "base"], root)
+        shutil.copytree(prepare_template(task), root, symlinks=True)
         return cls(root, task, python, sandbox, output_cap, scratch)
 
     def diff(self) -> str:
         """The agent's changes against the base commit, new files included."""
+        if not git(["status", "--porcelain"], self.root).stdout.strip():
+            return ""
         git(["add", "-A"], self.root)
         return git(["diff", "--cached", "--no-color", "HEAD"], self.root).stdout
 

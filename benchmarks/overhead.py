@@ -1,0 +1,95 @@
+"""Harness overhead on this machine.
+
+Runs a fixed experiment (the smoke taskset, two strategies, the simulator) with 1 and 2 workers,
+then trivial runs (one tool call, then finish), and prints as its last line:
+
+    overhead_ratio=<x> speedup_2w=<y> per_run_overhead_ms=<z> retokenized_share=<w>
+
+- overhead_ratio: wall time x workers / sum of the wall times of the test subprocesses (1.0 is the floor)
+- speedup_2w: 1-worker wall / 2-worker wall on the same experiment
+- per_run_overhead_ms: the harness's own time per trivial run, test subprocesses excluded
+- retokenized_share: tokens encoded by the tokenizer / tokens sent in contexts (caching keeps it low)
+
+Usage: python benchmarks/overhead.py [--repeats N] [--trivial N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from harness.config import load_config
+from harness.history import ToolCall
+from harness.models.base import Completion, Usage
+from harness.runner import counter_for, plan_runs, prepare, run_experiment, run_one
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class OneCallThenFinish:
+    """A trivial model: list the files, then finish."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, messages, tools) -> Completion:
+        self.calls += 1
+        name = "list_files" if self.calls == 1 else "finish"
+        return Completion("", (ToolCall(f"c{self.calls}", name, "{}"),), Usage(1, 1))
+
+
+def experiment(folder: Path, repeats: int, workers: int) -> Path:
+    path = folder / f"bench-{workers}.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "overhead", "taskset": str(ROOT / "tasksets" / "smoke"), "repeats": repeats, "workers": workers,
+        "strategies": [{"name": "baseline"}, {"name": "trimmer"}], "model": {"provider": "sim"},
+    }))
+    return path
+
+
+def timed_run(folder: Path, repeats: int, workers: int) -> tuple[float, list]:
+    config = load_config(experiment(folder, repeats, workers))
+    ctx = prepare(config, folder, folder / f"out-{workers}")
+    start = time.monotonic()
+    results = run_experiment(ctx, progress=False)
+    return time.monotonic() - start, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--trivial", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        counter = counter_for("cl100k_base")
+        wall1, results1 = timed_run(folder, args.repeats, 1)
+        encoded, sent = counter.encoded_tokens, sum(r.prompt_tokens for r in results1)
+        wall2, results2 = timed_run(folder, args.repeats, 2)
+        test_s2 = sum(r.test_s for r in results2)
+        print(f"1 worker: {wall1:.1f}s, 2 workers: {wall2:.1f}s for {len(results2)} runs; "
+              f"test subprocesses {test_s2:.1f}s; sandbox {json.loads((folder / 'out-2' / 'manifest.json').read_text())['sandbox']['used']}")
+
+        config = load_config(experiment(folder, 1, 1))
+        ctx = prepare(config, folder, folder / "trivial")
+        spec = plan_runs(config, ctx.taskset)[0]
+        run_one(ctx, spec, model_factory=lambda t, c, s: OneCallThenFinish())  # warm caches
+        own = []
+        for _ in range(args.trivial):
+            r = run_one(ctx, spec, model_factory=lambda t, c, s: OneCallThenFinish())
+            own.append(r.wall_s - r.test_s)
+        own.sort()
+        per_run_ms = 1000 * sum(own) / len(own)
+        print(f"trivial runs: {len(own)}, harness time per run: mean {per_run_ms:.1f} ms, "
+              f"median {1000 * own[len(own) // 2]:.1f} ms")
+    print(f"overhead_ratio={wall2 * 2 / test_s2:.3f} speedup_2w={wall1 / wall2:.2f} "
+          f"per_run_overhead_ms={per_run_ms:.1f} retokenized_share={encoded / max(sent, 1):.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Real HTTP endpoints on 127.0.0.1 for the provider tests: scripted replies, and `ctxbench serve-sim`."""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+import pytest
+
+import harness.models.openai_provider as openai_provider
+from provider_helpers import ROOT, TEST_KEY, TEST_KEY_ENV, cli, cli_env
+
+Script = Callable[[int, dict[str, Any]], tuple[int, dict[str, Any]]]
+
+
+class _ScriptedHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: Any
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        with self.server.lock:
+            self.server.requests.append(body)
+            index = len(self.server.requests) - 1
+        status, payload = self.server.script(index, body)
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def scripted_endpoint():
+    """Start a stdlib HTTP server answering chat requests from a script.
+
+    The script is a list of (status, body), answered in order (the last one repeats), or a function
+    (request index, request body) -> (status, body). The server has `.url` (the base_url) and
+    `.requests` (the decoded request bodies, in arrival order).
+    """
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(script: list[tuple[int, dict[str, Any]]] | Script) -> Any:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedHandler)
+        server.daemon_threads = True
+        server.lock = threading.Lock()
+        server.requests = []
+        server.script = script if callable(script) else (lambda i, _body: script[min(i, len(script) - 1)])
+        server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _loopback_without_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost")
+
+
+@pytest.fixture(autouse=True)
+def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openai_provider, "BASE_DELAY_S", 0.001)
+    monkeypatch.setattr(openai_provider, "MAX_DELAY_S", 0.01)
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+    return TEST_KEY
+
+
+@pytest.fixture
+def serve_sim():
+    """Start `ctxbench serve-sim ARGS --port 0` as a subprocess; returns its base_url once it listens."""
+    procs: list[subprocess.Popen] = []
+
+    def start(*args: str) -> str:
+        proc = subprocess.Popen(cli("serve-sim", "--port", "0", *args), cwd=ROOT, env=cli_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(proc)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if ready:
+                line = proc.stdout.readline()
+                if "listening on " in line:
+                    return line.split("listening on ", 1)[1].split()[0]
+            if proc.poll() is not None:
+                break
+        raise AssertionError(f"serve-sim did not start: {proc.poll()=} {proc.stderr.read() if proc.poll() is not None else ''}")
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,150 @@
+"""The `openai` provider against real HTTP servers on 127.0.0.1: parameters, retries, typed errors."""
+
+from __future__ import annotations
+
+import pickle
+import socket
+
+import pytest
+
+from harness.config import ModelConfig
+from harness.models.base import (ContextLengthExceeded, FatalModelError, MalformedOutput,
+                                 TransientModelError)
+from harness.models.openai_provider import OpenAIModel
+from harness.tools import TOOL_SCHEMAS
+from provider_helpers import TEST_KEY, TEST_KEY_ENV, api_error, chat_reply
+
+MESSAGES = [{"role": "system", "content": "You fix bugs."}, {"role": "user", "content": "median is wrong"}]
+
+
+def model_for(url: str, **fields) -> OpenAIModel:
+    config = ModelConfig(provider="openai", name="sim-coder", base_url=url, api_key_env=TEST_KEY_ENV, **fields)
+    return OpenAIModel(config, seed=1234)
+
+
+def test_sends_the_fixed_sampling_parameters_tools_and_seed(scripted_endpoint, api_key):
+    server = scripted_endpoint([(200, chat_reply("Reading.", [("read_file", '{"path": "calc/stats.py"}')]))])
+    model = model_for(server.url, temperature=0.3, top_p=0.9, max_output_tokens=512)
+    completion = model.complete(MESSAGES, TOOL_SCHEMAS)
+    (request,) = server.requests
+    assert (request["model"], request["temperature"], request["top_p"], request["max_tokens"], request["seed"]) == \
+        ("sim-coder", 0.3, 0.9, 512, 1234)
+    assert request["messages"] == MESSAGES
+    assert request["tools"] == TOOL_SCHEMAS
+    assert completion.text == "Reading."
+    assert [(c.id, c.name, c.arguments) for c in completion.tool_calls] == \
+        [("call_0_read_file", "read_file", '{"path": "calc/stats.py"}')]
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens, completion.usage.cached_tokens) == (100, 10, 0)
+
+
+def test_no_tools_are_sent_when_there_are_none(scripted_endpoint, api_key):
+    server = scripted_endpoint([(200, chat_reply("A summary."))])
+    completion = model_for(server.url).complete(MESSAGES, [])
+    assert "tools" not in server.requests[0]
+    assert (completion.text, completion.tool_calls) == ("A summary.", ())
+
+
+def test_cached_tokens_are_recorded(scripted_endpoint, api_key):
+    usage = {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940,
+             "prompt_tokens_details": {"cached_tokens": 768}}
+    server = scripted_endpoint([(200, chat_reply("", [("run_tests", "{}")], usage))])
+    u = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS).usage
+    assert (u.prompt_tokens, u.completion_tokens, u.cached_tokens) == (900, 40, 768)
+
+
+def test_missing_usage_is_counted_with_the_tokenizer(scripted_endpoint, api_key):
+    body = chat_reply("Running the tests.", [("run_tests", "{}")])
+    del body["usage"]
+    server = scripted_endpoint([(200, body)])
+    u = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS).usage
+    assert u.prompt_tokens > 10 and u.completion_tokens > 3
+
+
+def test_rate_limit_is_retried_then_succeeds(scripted_endpoint, api_key):
+    limited = (429, api_error("Rate limit reached, try again", "requests", "rate_limit_exceeded"))
+    server = scripted_endpoint([limited, limited, (200, chat_reply("", [("run_tests", "{}")]))])
+    completion = model_for(server.url, max_retries=4).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) == 3
+    assert [c.name for c in completion.tool_calls] == ["run_tests"]
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_transient_errors_give_up_after_the_last_retry(scripted_endpoint, api_key, status):
+    server = scripted_endpoint([(status, api_error("busy", "server_error"))])
+    with pytest.raises(TransientModelError, match=f"HTTP {status}.*3 attempts"):
+        model_for(server.url, max_retries=2).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) == 3
+
+
+def test_connection_refused_is_transient(api_key):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(TransientModelError, match="connection failed.*2 attempts"):
+        model_for(f"http://127.0.0.1:{port}/v1", max_retries=1).complete(MESSAGES, TOOL_SCHEMAS)
+
+
+def test_timeout_is_transient(scripted_endpoint, api_key):
+    import time
+
+    def slow(i, body):
+        time.sleep(0.5)
+        return 200, chat_reply("", [("run_tests", "{}")])
+
+    server = scripted_endpoint(slow)
+    with pytest.raises(TransientModelError, match="timed out"):
+        model_for(server.url, max_retries=1, request_timeout_s=0.1).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("status, words", [(401, "authentication failed (401)"), (403, "authentication failed (403)"),
+                                           (404, "not found (404)"), (400, "bad request (400)"),
+                                           (422, "bad request (422)")])
+def test_fatal_errors_are_not_retried(scripted_endpoint, api_key, status, words):
+    server = scripted_endpoint([(status, api_error("Nope: something is wrong"))])
+    with pytest.raises(FatalModelError) as info:
+        model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
+    message = str(info.value)
+    assert words in message and "Nope: something is wrong" in message and "\n" not in message
+    assert TEST_KEY not in message
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("body", [
+    api_error("Too long", code="context_length_exceeded"),
+    api_error("This model's maximum context length is 8192 tokens. However, you requested 9000 tokens."),
+])
+def test_context_length_exceeded_is_typed(scripted_endpoint, api_key, body):
+    server = scripted_endpoint([(400, body)])
+    with pytest.raises(ContextLengthExceeded):
+        model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) == 1
+
+
+def test_malformed_tool_call_arguments_are_passed_through_raw(scripted_endpoint, api_key):
+    server = scripted_endpoint([(200, chat_reply("", [("edit_file", '{"path": "a.py", "old_text": ')]))])
+    (call,) = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS).tool_calls
+    assert (call.name, call.arguments) == ("edit_file", '{"path": "a.py", "old_text": ')
+
+
+def test_a_reply_without_choices_is_malformed_output(scripted_endpoint, api_key):
+    server = scripted_endpoint([(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                       "choices": []})])
+    with pytest.raises(MalformedOutput):
+        model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
+
+
+def test_a_missing_key_variable_is_fatal_and_named(monkeypatch):
+    monkeypatch.delenv(TEST_KEY_ENV, raising=False)
+    with pytest.raises(FatalModelError, match=TEST_KEY_ENV):
+        model_for("http://127.0.0.1:9/v1")
+
+
+def test_the_key_is_not_pickled_or_shown(scripted_endpoint, api_key):
+    server = scripted_endpoint([(200, chat_reply("", [("run_tests", "{}")]))])
+    model = model_for(server.url)
+    data = pickle.dumps(model)
+    assert TEST_KEY.encode() not in data and TEST_KEY not in repr(model)
+    clone = pickle.loads(data)
+    assert clone.complete(MESSAGES, TOOL_SCHEMAS).tool_calls[0].name == "run_tests"
+    assert server.requests[0]["seed"] == 1234

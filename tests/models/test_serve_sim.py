@@ -1,0 +1,125 @@
+"""`serve-sim`: the simulated model behind a real OpenAI-compatible HTTP endpoint on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from harness.config import ModelConfig, load_config
+from harness.models.sim import SimModel
+from harness.serve_sim import SimBackend, make_server
+from harness.tasks import load_taskset, resolve_taskset_path
+from harness.tokens import TokenCounter
+from harness.tools import TOOL_SCHEMAS
+from provider_helpers import SMOKE
+
+
+@pytest.fixture(scope="module")
+def smoke_taskset():
+    return load_taskset(resolve_taskset_path("smoke"))
+
+
+@pytest.fixture
+def sim_endpoint(smoke_taskset):
+    """serve-sim in this process, on a free loopback port, with the smoke experiment's model section."""
+    model = load_config(SMOKE).model
+    server = make_server(SimBackend(smoke_taskset, model), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", model
+    server.shutdown()
+    server.server_close()
+
+
+def call(url: str, body: dict | None = None) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def chat(task_statement: str, seed: int = 7, **extra) -> dict:
+    return {"model": "sim-coder", "seed": seed, "tools": TOOL_SCHEMAS, **extra,
+            "messages": [{"role": "system", "content": "You fix bugs."}, {"role": "user", "content": task_statement}]}
+
+
+def test_lists_the_configured_model(sim_endpoint):
+    url, _ = sim_endpoint
+    status, body = call(f"{url}/models")
+    assert status == 200 and [m["id"] for m in body["data"]] == ["sim-coder"]
+
+
+def test_answers_like_the_in_process_simulator(sim_endpoint, smoke_taskset):
+    url, model = sim_endpoint
+    task = smoke_taskset.tasks[0]
+    request = chat("\n" + task.problem_statement + "\n\n")
+    status, body = call(f"{url}/chat/completions", request)
+    assert status == 200
+    (choice,) = body["choices"]
+    assert choice["finish_reason"] == "tool_calls"
+    expected = SimModel(model.sim, task.patch, TokenCounter(model.tokenizer), model.context_window,
+                        model.max_output_tokens, 7).complete(request["messages"], TOOL_SCHEMAS)
+    (tool_call,) = choice["message"]["tool_calls"]
+    assert choice["message"]["content"] == expected.text
+    assert (tool_call["id"], tool_call["function"]["name"], tool_call["function"]["arguments"]) == \
+        (expected.tool_calls[0].id, expected.tool_calls[0].name, expected.tool_calls[0].arguments)
+    assert body["usage"] == {"prompt_tokens": expected.usage.prompt_tokens,
+                             "completion_tokens": expected.usage.completion_tokens,
+                             "total_tokens": expected.usage.prompt_tokens + expected.usage.completion_tokens}
+    assert call(f"{url}/chat/completions", request)[1]["choices"] == body["choices"]
+
+
+def test_a_summary_request_stops_without_tool_calls(sim_endpoint):
+    url, _ = sim_endpoint
+    request = {"model": "sim-coder", "seed": 1, "messages": [
+        {"role": "system", "content": "Summarize the earlier turns."},
+        {"role": "user", "content": "Turns to fold:\nTurn 0 assistant: Let me run the tests."}]}
+    status, body = call(f"{url}/chat/completions", request)
+    assert status == 200
+    assert body["choices"][0]["finish_reason"] == "stop" and "tool_calls" not in body["choices"][0]["message"]
+    assert body["choices"][0]["message"]["content"].startswith("Summary")
+
+
+def test_an_unknown_task_is_a_clear_400(sim_endpoint):
+    url, _ = sim_endpoint
+    status, body = call(f"{url}/chat/completions", chat("Please fix the frobnicator."))
+    assert status == 400
+    assert body["error"]["code"] == "unknown_task" and "smoke" in body["error"]["message"]
+
+
+def test_a_context_over_the_window_is_rejected_like_the_api(sim_endpoint, smoke_taskset):
+    url, model = sim_endpoint
+    request = chat(smoke_taskset.tasks[0].problem_statement)
+    request["messages"].insert(1, {"role": "user", "content": "lorem ipsum " * model.context_window})
+    request["messages"][1], request["messages"][2] = request["messages"][2], request["messages"][1]
+    status, body = call(f"{url}/chat/completions", request)
+    assert status == 400
+    assert body["error"]["type"] == "invalid_request_error" and body["error"]["param"] == "messages"
+    assert body["error"]["code"] == "context_length_exceeded"
+    assert f"maximum context length is {model.context_window} tokens" in body["error"]["message"]
+
+
+def test_an_unknown_model_is_a_404(sim_endpoint, smoke_taskset):
+    url, _ = sim_endpoint
+    status, body = call(f"{url}/chat/completions", {**chat(smoke_taskset.tasks[0].problem_statement), "model": "gpt-9"})
+    assert status == 404 and body["error"]["code"] == "model_not_found"
+
+
+def test_the_cli_prints_the_bound_address(serve_sim, smoke_taskset):
+    url = serve_sim("--taskset", "smoke")
+    status, body = call(f"{url}/chat/completions", chat(smoke_taskset.tasks[1].problem_statement))
+    assert url.startswith("http://127.0.0.1:") and not url.startswith("http://127.0.0.1:0/")
+    assert status == 200 and body["choices"][0]["message"]["tool_calls"]
+
+
+def test_the_window_comes_from_the_config(smoke_taskset):
+    small = ModelConfig(context_window=600)
+    backend = SimBackend(smoke_taskset, small)
+    response = backend.chat(chat(smoke_taskset.tasks[0].problem_statement))
+    assert response.status == 400 and response.body["error"]["code"] == "context_length_exceeded"
