@@ -4,7 +4,7 @@ Examples::
 
     python -m exprcalc "ROUND(10 / 3, 2)"
     python -m exprcalc --var price=19.99 --var qty=3 "price * qty"
-    python -m exprcalc --locale de "RUNDEN" # error: unknown function
+    python -m exprcalc --locale de "ROUND(2,567; 2)"
     python -m exprcalc --functions math
     python -m exprcalc --help-function XLOOKUP
     python -m exprcalc --script budget.calc

@@ -146,7 +146,7 @@ class Lexer:
                 while self.pos < len(src) and src[self.pos] != "\n":
                     self.pos += 1
                 continue
-            if ch.isdigit() or (ch == self.syntax.decimal_separator and self._peek(1).isdigit()):
+            if ch.isdigit() or (ch == "." and self._peek(1).isdigit()):
                 self._number()
             elif ch.isalpha() or ch == "_":
                 self._name()
@@ -197,12 +197,9 @@ class Lexer:
             fraction = self._digits()
         if self._peek() in ("e", "E"):
             nxt, after = self._peek(1), self._peek(2)
-            if nxt.isdigit() or (nxt == "+" and after.isdigit()):
-                self.pos += 1
-                sign = ""
-                if self._peek() in ("+", "-"):
-                    sign = self._peek()
-                    self.pos += 1
+            if nxt.isdigit() or (nxt in ("+", "-") and after.isdigit()):
+                sign = "-" if after == "-" else ""
+                self.pos += 2 if nxt in ("+", "-") else 1
                 exponent = sign + self._digits()
         if self._peek().isalpha() or self._peek() == "_":
             raise self._error(

@@ -1,0 +1,50 @@
+"""Kill a running experiment with SIGKILL at several points, resume, and compare with an uninterrupted run."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+VOLATILE = {"wall_s", "model_s", "tool_s", "test_s"}
+
+
+def stable(path):
+    return [{k: v for k, v in json.loads(l).items() if k not in VOLATILE} for l in path.read_text().splitlines()]
+
+
+def ctxbench(*args):
+    return [sys.executable, "-c", "from harness.cli import main; main()", *args]
+
+
+def test_sigkill_then_resume_equals_uninterrupted_run(experiment_file, tmp_path):
+    exp = experiment_file(repeats=2, workers=2)
+    reference = tmp_path / "reference"
+    subprocess.run(ctxbench("run", str(exp), "--output", str(reference), "--no-report"), check=True,
+                   capture_output=True)
+    out = tmp_path / "killed"
+    rng = random.Random(4)
+    kills = 0
+    for attempt in range(4):
+        args = ["run", str(exp), "--output", str(out), "--no-report"] + (["--resume"] if out.exists() else [])
+        proc = subprocess.Popen(ctxbench(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            proc.wait(timeout=rng.uniform(2.0, 6.0) if attempt < 3 else 300)
+            break
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            kills += 1
+        runs = out / "runs.jsonl"
+        if runs.exists() and rng.random() < 0.5:
+            with runs.open("a") as fh:  # a write torn by the kill
+                fh.write('{"version": 1, "run_id": "baseline/trunc')
+    else:
+        raise AssertionError("the experiment never finished")
+    assert proc.returncode == 0, proc.stdout.read().decode()
+    assert kills >= 1
+    final = stable(out / "runs.jsonl")
+    assert len(final) == 10 and len({r["run_id"] for r in final}) == 10
+    assert final == stable(reference / "runs.jsonl")
