@@ -47,9 +47,7 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         sys.exit(3)
     print_summary(results)
     if not no_report:
-        try:
-            from reports import write_report
-        except ImportError:
-            return
+        from reports import write_report
+
         paths = write_report(ctx.output_dir)
         click.echo(f"report: {paths[0] if isinstance(paths, (list, tuple)) else paths}", err=True)
