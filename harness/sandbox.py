@@ -69,6 +69,10 @@ class ProcessResult:
     """`processes` when the sandbox was killed for holding too many processes."""
 
 
+_PRIVATE = (Path("/tmp"), Path("/dev/shm"))
+"""Replaced by private tmpfs mounts in the jail: an interpreter living there is bound back in."""
+
+
 def _bwrap_args(scratch: Path, workdir: Path, hide: list[Path], keep: list[Path], tmp_size: int) -> list[str]:
     args = ["bwrap", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
             "--disable-userns", "--cap-drop", "ALL",
@@ -130,8 +134,9 @@ class Sandbox:
             return argv
         hide = [Path(p).absolute() for p in (str(Path.home()), *self.hide)]
         hide = [h for h in hide if h != Path("/")]
+        masked = [*hide, *_PRIVATE]
         keep = sorted(p for p in _prefixes(argv[0] if argv else "")
-                      if any(h == p or h in p.parents for h in hide))
+                      if any(h == p or h in p.parents for h in masked))
         return [*_bwrap_args(writable or workdir, workdir, hide, keep, self.limits.tmp_size), "--", *argv]
 
 

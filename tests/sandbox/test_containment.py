@@ -166,3 +166,21 @@ def test_fallback_to_none_is_loud_in_output_and_manifest(experiment_file, tmp_pa
     sandbox = json.loads((out / "manifest.json").read_text())["sandbox"]
     assert sandbox["requested"] == "bwrap" and sandbox["used"] == "none"
     assert "bwrap is not installed" in sandbox["warning"]
+
+
+@needs_bwrap
+def test_an_interpreter_under_tmp_still_runs_in_the_jail(tmp_path):
+    """A virtual environment under /tmp is bound back in over the jail's private /tmp."""
+    import subprocess
+    import sys
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    assert str(venv).startswith("/tmp/")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    python = str(venv / "bin" / "python")
+    r = run_contained([python, "-c", "import sys; print(sys.prefix)"], scratch, 30,
+                      testenv.test_env_vars(scratch), Sandbox("bwrap"), writable=scratch)
+    assert r.exit_code == 0, r.output
+    assert str(venv) in r.output
