@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -100,6 +99,3 @@ def read_results(path: Path) -> list[RunResult]:
                 continue
     return out
 
-
-def to_dict(result: RunResult) -> dict[str, Any]:
-    return result.model_dump()

@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from harness.agent import run_agent
 from harness.config import ExperimentConfig, config_hash
@@ -27,7 +27,7 @@ from harness.models.base import FatalModelError
 from harness.repo_view import StaticRepo
 from harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
 from harness.sandbox import Sandbox, bwrap_available
-from harness.tasks import Task, Taskset, load_taskset, resolve_taskset_path
+from harness.tasks import Taskset, load_taskset, resolve_taskset_path
 from harness.testenv import resolve_interpreter
 from harness.tokens import REPLY_PRIMING, TokenCounter
 from harness.tools import TOOL_SCHEMAS, Toolbox
@@ -71,6 +71,8 @@ class RunContext:
     sandbox: Sandbox
     output_dir: Path
     experiment_id: str
+    fixed: dict[str, str]
+    """Hashes of the fixed variables (see fixed_variables)."""
 
 
 def run_seed(experiment_seed: int, task_id: str, repeat: int) -> int:
@@ -215,7 +217,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     hidden = tuple(str(p) for p in (taskset.path, repos, out) if p is not None)
     mode = "bwrap" if config.sandbox == "bwrap" and bwrap_available() is None else "none"
     return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment),
-                      Sandbox(mode, hide=hidden), out, experiment_id)
+                      Sandbox(mode, hide=hidden), out, experiment_id, fixed)
 
 
 def check_gold_patches(taskset: Taskset) -> None:
@@ -261,7 +263,7 @@ def manifest_for(ctx: RunContext) -> dict[str, Any]:
         "name": config.name,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "harness_version": __version__,
-        "fixed": fixed_variables(config, ctx.taskset, ctx.system_prompt),
+        "fixed": ctx.fixed,
         "config": config.model_dump(mode="json"),
         "system_prompt": ctx.system_prompt,
         "taskset": {"name": ctx.taskset.name, "path": str(ctx.taskset.path),
@@ -273,18 +275,20 @@ def manifest_for(ctx: RunContext) -> dict[str, Any]:
     }
 
 
+_NOT_FIXED = ("workers", "executor", "ray_address", "output_dir")
+"""Config keys that may change between a run and its resume."""
+
+
 def _check_resume(output_dir: Path, manifest: dict[str, Any]) -> None:
     old = json.loads((output_dir / "manifest.json").read_text())
-    diffs = [k for k in sorted(set(old.get("fixed", {})) | set(manifest["fixed"]))
-             if old.get("fixed", {}).get(k) != manifest["fixed"].get(k)]
-    for key in ("strategies", "config"):
-        if key == "config":
-            a = {k: v for k, v in old["config"].items() if k not in ("workers", "executor", "ray_address", "output_dir")}
-            b = {k: v for k, v in manifest["config"].items() if k not in ("workers", "executor", "ray_address", "output_dir")}
-            if a != b and not diffs:
-                diffs.append("config (" + ", ".join(sorted(k for k in a if a.get(k) != b.get(k))) + ")")
-        elif old.get(key) != manifest.get(key):
-            diffs.append(key)
+    old_fixed, new_fixed = old.get("fixed", {}), manifest["fixed"]
+    diffs = [k for k in sorted(set(old_fixed) | set(new_fixed)) if old_fixed.get(k) != new_fixed.get(k)]
+    if old.get("strategies") != manifest.get("strategies"):
+        diffs.append("strategies")
+    a = {k: v for k, v in old["config"].items() if k not in _NOT_FIXED}
+    b = {k: v for k, v in manifest["config"].items() if k not in _NOT_FIXED}
+    if a != b and not diffs:
+        diffs.append("config (" + ", ".join(sorted(k for k in a if a.get(k) != b.get(k))) + ")")
     if diffs:
         raise InputError(f"{output_dir}: cannot resume, the fixed variables differ: {', '.join(diffs)}")
 
@@ -335,6 +339,3 @@ def _atomic_write(path: Path, text: str) -> None:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
 
-
-def iter_tasks(taskset: Taskset) -> Iterator[Task]:
-    return iter(taskset.tasks)

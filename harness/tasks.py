@@ -8,7 +8,6 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -197,8 +196,3 @@ def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
         ))
     return Taskset(spec.name, folder.resolve(), tuple(tasks), spec.environment)
 
-
-def task_summary(task: Task) -> dict[str, Any]:
-    return {"id": task.id, "repo": task.repo_name, "tags": list(task.tags),
-            "fail_to_pass": len(task.FAIL_TO_PASS), "pass_to_pass": len(task.PASS_TO_PASS),
-            "hidden_tests": task.test_patch is not None}

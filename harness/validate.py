@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from harness.sandbox import Sandbox
 from harness.tasks import Task, Taskset
