@@ -5,8 +5,8 @@ import pytest
 from harness.config import load_config
 from harness.failures import FAILURE_REASONS
 from harness.models.base import ContextLengthExceeded, TransientModelError
-from harness.runner import RunSpec, plan_runs, prepare, run_one
-from tests.conftest import ScriptedModel
+from harness.runner import plan_runs, prepare, run_one
+from scripted import ScriptedModel
 
 TASK = "calc-median-even-length"
 GOLD = ("calc/stats.py", "    return (values[mid] + values[mid + 1]) / 2", "    return (values[mid - 1] + values[mid]) / 2")

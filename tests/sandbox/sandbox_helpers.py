@@ -1,42 +1,22 @@
-"""Helpers for the containment tests: a scripted model, a scripted OpenAI-compatible server, a TCP listener."""
+"""Helpers for the containment tests: a scripted OpenAI-compatible server, a TCP listener."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml
 
-from harness.history import ToolCall
-from harness.models.base import Completion, Usage
 from harness.sandbox import bwrap_available
 
 HOSTILE = Path(__file__).resolve().parent.parent / "fixtures" / "hostile"
 
 needs_bwrap = pytest.mark.skipif(bwrap_available() is not None, reason=f"bubblewrap unusable: {bwrap_available()}")
-
-
-class ScriptedModel:
-    """Replies from a list: a Completion as is, or (tool name, raw or dict arguments); then repeats the last."""
-
-    def __init__(self, steps: list[Any]) -> None:
-        self.steps = steps
-        self.calls = 0
-
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
-        step = self.steps[min(self.calls, len(self.steps) - 1)]
-        self.calls += 1
-        if isinstance(step, Completion):
-            return step
-        name, args = step
-        raw = args if isinstance(args, str) else json.dumps(args)
-        return Completion("", (ToolCall(f"call_{self.calls}", name, raw),), Usage(50, 5))
 
 
 class ChatServer:

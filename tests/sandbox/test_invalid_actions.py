@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import ScriptedModel
+from scripted import ScriptedModel
 
 from harness.agent import run_agent
 from harness.config import Limits
