@@ -45,7 +45,7 @@ def parse_patch(text: str) -> list[Hunk]:
     def close() -> None:
         nonlocal in_hunk
         if in_hunk and path is not None:
-            hunks.append(Hunk(path, start, tuple(old), tuple(new), new_file))
+            hunks.append(Hunk(path, start, *_trim(tuple(old), tuple(new)), new_file))
         in_hunk = False
 
     for line in text.split("\n"):
@@ -75,12 +75,11 @@ def parse_patch(text: str) -> list[Hunk]:
             elif tag == "+":
                 new.append(body)
     close()
-    # trailing blank context produced by the final newline of the patch text
-    return [Hunk(h.path, h.old_start, _trim(h.old_lines, h.new_lines)[0], _trim(h.old_lines, h.new_lines)[1],
-                 h.new_file) for h in hunks]
+    return hunks
 
 
 def _trim(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Drop the trailing blank context that the patch text's final newline produces."""
     while old and new and old[-1] == "" and new[-1] == "" and len(old) > 1 and len(new) > 1:
         old, new = old[:-1], new[:-1]
     return old, new

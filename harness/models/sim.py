@@ -71,7 +71,6 @@ class _View:
     results: dict[str, tuple[str, int]] = field(default_factory=dict)
     """tool-call id -> (content, message index)."""
     excerpts: list[tuple[int, Excerpt]] = field(default_factory=list)
-    positions: list[float] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
     """Per message: (first token offset, tokens)."""
     contents: list[str] = field(default_factory=list)
@@ -140,7 +139,6 @@ class SimModel:
         v.tokens = sum(sizes) or 1
         acc = 0
         for i, (m, size) in enumerate(zip(messages, sizes)):
-            v.positions.append((acc + size / 2) / v.tokens)
             v.spans.append((acc, size))
             v.contents.append(m.get("content") or "")
             acc += size
@@ -234,8 +232,9 @@ class SimModel:
         w = self.p.read_window
 
         def add(text: str, name: str, args: dict) -> None:
-            if _action_key(name, args) not in done and all(_action_key(n, a) != _action_key(name, args)
-                                                           for _, n, a in out):
+            key = _action_key(name, args)
+            if key not in done:
+                done.add(key)
                 out.append((text, name, args))
 
         def covered(path: str, line: int) -> bool:
