@@ -28,21 +28,11 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from harness.cli import run, strategies_cmd, tasks_cmd
+    from harness.cli import compare, export, nightly, report, run, serve_sim, strategies_cmd, tasks_cmd
 
-    cli.add_command(run.run)
-    cli.add_command(tasks_cmd.tasks)
-    cli.add_command(strategies_cmd.strategies)
-    for module, name in (("harness.cli.serve_sim", "serve_sim"), ("harness.cli.report", "report"),
-                         ("harness.cli.compare", "compare"), ("harness.cli.nightly", "nightly"),
-                         ("harness.cli.export", "export_predictions")):
-        try:
-            mod = __import__(module, fromlist=[name])
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
-        cli.add_command(getattr(mod, name))
+    for command in (run.run, tasks_cmd.tasks, strategies_cmd.strategies, serve_sim.serve_sim, report.report,
+                    compare.compare, nightly.nightly, export.export_predictions):
+        cli.add_command(command)
 
 
 _register()

@@ -50,4 +50,4 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         from reports import write_report
 
         paths = write_report(ctx.output_dir)
-        click.echo(f"report: {paths[0] if isinstance(paths, (list, tuple)) else paths}", err=True)
+        click.echo(f"report: {paths.markdown}", err=True)
