@@ -1,8 +1,6 @@
-"""The table `ctxbench run` prints at the end."""
+"""The table `ctxbench run` prints at the end (figures from reports.summarize, the report's own)."""
 
 from __future__ import annotations
-
-from collections import Counter, defaultdict
 
 import click
 
@@ -10,13 +8,10 @@ from harness.results import RunResult
 
 
 def print_summary(results: list[RunResult]) -> None:
-    by: dict[str, list[RunResult]] = defaultdict(list)
-    for r in results:
-        by[r.strategy].append(r)
+    from reports.loading import runs_frame
+    from reports.summary import summarize
+
     click.echo(f"{'strategy':<18} {'runs':>5} {'completion':>10} {'mean tokens':>12}  failure reasons")
-    for name, runs in by.items():
-        rate = sum(r.resolved for r in runs) / len(runs)
-        tokens = sum(r.total_tokens for r in runs) / len(runs)
-        reasons = Counter(r.failure_reason for r in runs if r.failure_reason)
-        text = ", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "-"
-        click.echo(f"{name:<18} {len(runs):>5} {rate:>10.0%} {tokens:>12,.0f}  {text}")
+    for s in summarize(runs_frame(results)) if results else []:
+        text = ", ".join(f"{k} {v}" for k, v in s.failures.items()) or "-"
+        click.echo(f"{s.strategy:<18} {s.runs:>5} {s.completion_rate:>10.0%} {s.tokens_mean:>12,.0f}  {text}")
