@@ -36,6 +36,10 @@ def test_smoke_experiment_writes_manifest_and_runs_and_is_reproducible(experimen
     transcripts = list((outputs[0] / "transcripts" / "baseline").glob("*.jsonl.gz"))
     assert len(transcripts) == 10
     assert "strategy" in result.output and "baseline" in result.output
+    table_row = next(line for line in result.output.splitlines() if line.startswith("baseline "))
+    resolved = sum(r["resolved"] for r in load(outputs[1] / "runs.jsonl"))
+    assert f"{resolved / 10:.0%}" in table_row
+    assert not any(reason in table_row for reason in ("timeout 0", "loop 0", "harness_error 0"))
 
 
 def test_existing_results_need_resume(experiment_file, tmp_path):
