@@ -32,7 +32,7 @@ from harness.testenv import resolve_interpreter
 from harness.tokens import REPLY_PRIMING, TokenCounter
 from harness.tools import TOOL_SCHEMAS, Toolbox
 from harness.version import __version__
-from harness.workspace import Workspace, prepare_template, remove_templates
+from harness.workspace import Workspace, prepare_template, remove_templates, sweep_stale
 from strategies import StrategyServices, create_strategy
 
 __all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "ExperimentAborted",
@@ -116,7 +116,8 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
     try:
         config = ctx.config
         budget = make_budget(config, ctx.system_prompt)
-        ws = Workspace.create(task, ctx.python, sandbox=ctx.sandbox, output_cap=config.limits.tool_output_bytes)
+        ws = Workspace.create(task, ctx.python, sandbox=ctx.sandbox, output_cap=config.limits.tool_output_bytes,
+                              keep=config.keep_workspaces)
         model = (model_factory or (lambda t, c, s: make_model(config.model, t, c, s)))(task, budget.counter, spec.seed)
         strategy = create_strategy(spec.strategy_name, spec.params, StrategyServices(model=model, repo=_RepoFiles(ws.root)))
         toolbox = Toolbox(ws, config.limits.test_timeout_s, config.limits.tool_output_bytes)
@@ -313,6 +314,10 @@ def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) 
     done = {r.run_id for r in read_results(runs_path)}
     specs = plan_runs(ctx.config, ctx.taskset)
     todo = [s for s in specs if s.run_id not in done]
+    swept = sweep_stale()
+    if swept:
+        print(f"ctxbench: removed {swept} workspace folders left by ctxbench processes that no longer run",
+              file=sys.stderr)
     for task in ctx.taskset.tasks:
         prepare_template(task)  # built once here; forked workers inherit them
     writer = ResultsWriter(runs_path)

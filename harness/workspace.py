@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -16,7 +17,7 @@ from harness.sandbox import ProcessResult, Sandbox, run_contained
 from harness.tasks import Task
 from harness.testenv import test_env_vars
 
-__all__ = ["prepare_template", "remove_templates", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
+__all__ = ["prepare_template", "remove_templates", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
 
 TestOutcome = Literal["passed", "failed", "error", "skipped", "missing"]
 
@@ -83,6 +84,7 @@ def parse_junit(xml_path: Path, test_ids: list[str]) -> dict[str, TestOutcome]:
 
 
 _TEMPLATES: dict[tuple[str, str | None], Path] = {}
+_TEMPLATE_STATE: dict[Path, dict[str, tuple[int, int, int]]] = {}
 
 
 def work_root() -> Path:
@@ -96,6 +98,52 @@ def work_root() -> Path:
     if shm.is_dir() and os.access(shm, os.W_OK):
         return shm
     return Path(tempfile.gettempdir())
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (with the pid, a unique process identity)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(b")") + 2:].split()[19].decode()
+
+
+_OWNER: dict[int, str] = {}
+
+
+def _owner_tag() -> str:
+    """`<pid>.<start time>` of this process, written into the names of the folders it owns."""
+    pid = os.getpid()
+    if pid not in _OWNER:
+        _OWNER[pid] = f"{pid}.{_start_time(pid) or 0}"
+    return _OWNER[pid]
+
+
+_OWNED = re.compile(r"ctxbench-(?:template|run)-(\d+)\.(\d+)-")
+
+
+def sweep_stale(root: Path | None = None) -> int:
+    """Delete template and workspace folders left behind by ctxbench processes that no longer exist
+    (a runner killed with SIGKILL, Ray workers stopped without cleanup); returns how many.
+
+    A folder's owner is the pid and start time in its name, so a reused pid does not protect a stale
+    folder. Workspaces kept with `keep_workspaces` carry no owner and are never swept.
+    """
+    removed = 0
+    root = root or work_root()
+    for entry in os.scandir(root):
+        match = _OWNED.match(entry.name)
+        if not match or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid, start = match.groups()
+        alive = _start_time(int(pid))
+        if alive is not None and (alive == start or start == "0"):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed += 1
+    return removed
 
 
 def remove_templates() -> None:
@@ -114,7 +162,7 @@ def prepare_template(task: Task) -> Path:
     cached = _TEMPLATES.get(key)
     if cached is not None and cached.exists():
         return cached
-    root = Path(tempfile.mkdtemp(prefix="ctxbench-template-", dir=work_root())) / "repo"
+    root = Path(tempfile.mkdtemp(prefix=f"ctxbench-template-{_owner_tag()}-", dir=work_root())) / "repo"
     if task.base_commit:
         root.mkdir()
         archive = subprocess.run(["git", "archive", "--format=tar", task.base_commit],
@@ -124,13 +172,32 @@ def prepare_template(task: Task) -> Path:
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
     else:
         shutil.copytree(task.repo_dir, root, ignore=shutil.ignore_patterns(*_IGNORED, ".git"))
-    git(["init", "-q", "-b", "main"], root)
+    # A bare-minimum .git (no sample hooks, no reflog, one pack file) keeps each run's copy small.
+    git(["init", "-q", "--template=", "-b", "main"], root)
+    git(["config", "core.logAllRefUpdates", "false"], root)
     (root / ".git" / "info").mkdir(exist_ok=True)
     (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
     git(["add", "-A"], root)
     git(["commit", "-q", "--no-verify", "-m", "base"], root)
+    git(["repack", "-a", "-d", "-q"], root)
+    git(["prune-packed"], root)
     _TEMPLATES[key] = root
+    _TEMPLATE_STATE[root] = _tree_state(root)
     return root
+
+
+def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
+    """(size, mtime in ns, mode) of every file git would see, keyed by relative path."""
+    state = {}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__", ".pytest_cache")]
+        rel = os.path.relpath(folder, root)
+        for name in names:
+            if name.endswith(".pyc"):
+                continue
+            st = os.lstat(os.path.join(folder, name))
+            state[name if rel == "." else f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns, st.st_mode)
+    return state
 
 
 @dataclass
@@ -143,17 +210,27 @@ class Workspace:
     sandbox: Sandbox = field(default_factory=Sandbox)
     output_cap: int = 200_000
     _scratch: Path | None = None
+    _base_state: dict[str, tuple[int, int, int]] | None = None
 
     @classmethod
     def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
-               output_cap: int = 200_000) -> Workspace:
-        scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{task.id[:40]}-", dir=parent or work_root()))
+               output_cap: int = 200_000, keep: bool = False) -> Workspace:
+        """A fresh copy of the task's template; `keep` names it so that `sweep_stale` leaves it alone."""
+        owner = "kept" if keep else f"run-{_owner_tag()}"
+        scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{owner}-{task.id[:40]}-", dir=parent or work_root()))
         root = scratch / "repo"
-        shutil.copytree(prepare_template(task), root, symlinks=True)
-        return cls(root, task, python, sandbox, output_cap, scratch)
+        template = prepare_template(task)
+        shutil.copytree(template, root, symlinks=True)  # copies keep the template's mtimes
+        return cls(root, task, python, sandbox, output_cap, scratch, _TEMPLATE_STATE.get(template))
 
     def diff(self) -> str:
-        """The agent's changes against the base commit, new files included."""
+        """The agent's changes against the base commit, new files included.
+
+        When every file still has the template's size, mtime and mode (as after a run that only
+        read), the patch is empty without asking git; any write changes the mtime.
+        """
+        if self._base_state is not None and _tree_state(self.root) == self._base_state:
+            return ""
         if not git(["status", "--porcelain"], self.root).stdout.strip():
             return ""
         git(["add", "-A"], self.root)

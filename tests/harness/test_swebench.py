@@ -37,7 +37,8 @@ def make_instances(tmp_path, smoke_dir):
     return path, tmp_path / "repos"
 
 
-def test_swebench_instances_validate_run_and_export(tmp_path, smoke_dir):
+def test_swebench_instances_validate_run_and_export(tmp_path, smoke_dir, monkeypatch):
+    monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path / "work"))  # the kept workspaces go with tmp_path
     path, repos = make_instances(tmp_path, smoke_dir)
     runner = CliRunner()
     validated = runner.invoke(cli, ["tasks", "validate", str(path), "--repos", str(repos)])

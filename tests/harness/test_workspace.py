@@ -28,6 +28,25 @@ def test_workspace_is_private_git_copy_and_patch_is_git_diff(smoke_dir):
     assert not ws.root.exists()
 
 
+def test_same_size_rewrite_and_deletion_are_in_the_patch(smoke_dir):
+    """The quick "nothing changed" check must not hide an edit that keeps the file's size."""
+    task = _task(smoke_dir, "calc-median-even-length")
+    ws = Workspace.create(task, sys.executable)
+    try:
+        ops = ws.root / "calc" / "ops.py"
+        text = ops.read_text()
+        swapped = text.replace("+", "-", 1)
+        assert swapped != text and len(swapped) == len(text)
+        ops.write_text(swapped)
+        assert "a/calc/ops.py" in ws.diff()
+        ops.write_text(text)
+        assert ws.diff() == ""
+        (ws.root / "calc" / "errors.py").unlink()
+        assert "deleted file mode" in ws.diff()
+    finally:
+        ws.cleanup()
+
+
 def test_evaluation_reads_junit_outcomes(smoke_dir):
     task = _task(smoke_dir, "calc-median-even-length")
     ws = Workspace.create(task, sys.executable)
@@ -78,3 +97,35 @@ def test_output_is_capped_head_and_tail(tmp_path):
     result = run_contained([sys.executable, "-c", script], tmp_path, 30, env_vars(tmp_path), output_cap=10_000)
     assert len(result.output) < 12_000 and result.omitted_bytes > 0
     assert result.output.startswith("line 0") and result.output.rstrip().endswith("THE END")
+
+
+def test_sweep_removes_folders_of_dead_processes_only(smoke_dir, tmp_path, monkeypatch):
+    """A runner killed with SIGKILL leaves its templates and workspaces; the next sweep removes them,
+    not those of live processes and not kept workspaces."""
+    import signal
+    import subprocess
+
+    from harness.workspace import sweep_stale
+
+    monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path))
+    task = _task(smoke_dir, "calc-median-even-length")
+    killed = subprocess.run([sys.executable, "-c", (
+        "import os, sys\n"
+        "from harness.tasks import load_taskset\n"
+        "from harness.workspace import Workspace\n"
+        f"task = next(t for t in load_taskset({str(smoke_dir)!r}).tasks if t.id == {task.id!r})\n"
+        "Workspace.create(task, sys.executable)\n"
+        "print(os.getpid(), flush=True)\n"
+        "os.kill(os.getpid(), 9)\n")], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    dead = [p.name for p in tmp_path.iterdir()]
+    assert sorted(name.split("-")[1] for name in dead) == ["run", "template"]
+    assert all(name.split("-")[2].startswith(killed.stdout.strip() + ".") for name in dead)
+
+    mine = Workspace.create(task, sys.executable)
+    kept = Workspace.create(task, sys.executable, keep=True)
+    assert sweep_stale() == 2
+    assert mine.root.exists() and kept.root.exists()
+    assert not any((tmp_path / name).exists() for name in dead)
+    mine.cleanup()
+    kept.cleanup()
