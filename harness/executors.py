@@ -7,7 +7,8 @@ import multiprocessing
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Any, Iterator
+from itertools import islice
+from typing import Any, Callable, Iterator
 
 from harness.models.base import FatalModelError
 from harness.results import RunResult
@@ -98,63 +99,82 @@ def _worker(spec: Any) -> RunResult:
     return run_one(_CTX, spec)
 
 
+def _windowed(specs: list, window: int, submit: Callable[[Any], Any],
+              next_done: Callable[[list], tuple[RunResult, list]], cancel: Callable[[list], None]) -> Iterator[RunResult]:
+    """Keep at most `window` runs submitted, so a 10,000-run experiment holds few handles at once.
+
+    `submit(spec)` returns a handle; `next_done(pending)` waits for one and returns its result and the
+    handles still pending; `cancel(pending)` drops what has not run when the experiment stops early.
+    """
+    queue = iter(specs)
+    pending: list = []
+    try:
+        while True:
+            pending.extend(submit(spec) for spec in islice(queue, window - len(pending)))
+            if not pending:
+                return
+            result, pending = next_done(pending)
+            yield result
+    except BaseException:
+        cancel(pending)
+        raise
+
+
 def _pool(ctx: Any, specs: list, workers: int) -> Iterator[RunResult]:
-    """A bounded window of submitted runs, so a 10,000-run experiment holds few futures at once."""
+    """Forked worker processes: they inherit the context and the prebuilt templates."""
     mp = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
                              initargs=(ctx,)) as pool:
-        pending: set[Future] = set()
-        queue = iter(specs)
-        window = workers * 4
-        try:
-            while True:
-                while len(pending) < window:
-                    spec = next(queue, None)
-                    if spec is None:
-                        break
-                    pending.add(pool.submit(_worker, spec))
-                if not pending:
-                    return
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    yield fut.result()
-        except BaseException:
+        def next_done(pending: list[Future]) -> tuple[RunResult, list[Future]]:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            first = next(f for f in pending if f in finished)
+            return first.result(), [f for f in pending if f is not first]
+
+        def cancel(pending: list[Future]) -> None:
             for fut in pending:
                 fut.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
-            raise
+
+        yield from _windowed(specs, 4 * workers, lambda spec: pool.submit(_worker, spec), next_done, cancel)
 
 
 def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
+    """Each run a Ray task, on the cluster at `ray_address` or on a local Ray runtime started here
+    with `workers` CPUs (and stopped at the end)."""
     try:
         import ray
     except ImportError as exc:
         raise RuntimeError("executor: ray needs the `ray` extra: pip install 'ctxbench[ray]'") from exc
     from harness.runner import run_one
+    from harness.workspace import sweep_stale
 
-    if not ray.is_initialized():
-        ray.init(address=ctx.config.ray_address, num_cpus=None if ctx.config.ray_address else ctx.config.resolved_workers,
-                 include_dashboard=False, log_to_driver=False)
-    remote_run = ray.remote(num_cpus=1)(run_one)
-    ctx_ref = ray.put(ctx)
-    queue = iter(specs)
-    pending = []
-    window = ctx.config.resolved_workers * 4
-    while True:
-        while len(pending) < window:
-            spec = next(queue, None)
-            if spec is None:
-                break
-            pending.append(remote_run.remote(ctx_ref, spec))
-        if not pending:
-            return
-        ready, pending = ray.wait(pending, num_returns=1)
-        try:
-            yield ray.get(ready[0])
-        except Exception as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, FatalModelError):
-                for ref in pending:
-                    ray.cancel(ref, force=True)
-                raise cause from exc
-            raise
+    workers = ctx.config.resolved_workers
+    started = not ray.is_initialized()
+    if started:
+        local = ctx.config.ray_address is None
+        ray.init(address=ctx.config.ray_address, num_cpus=workers if local else None,
+                 include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+    try:
+        slots = max(workers, int(ray.cluster_resources().get("CPU", workers)))
+        remote_run = ray.remote(num_cpus=1)(run_one)
+        ctx_ref = ray.put(ctx)
+
+        def next_done(pending: list) -> tuple[RunResult, list]:
+            ready, rest = ray.wait(pending, num_returns=1)
+            try:
+                return ray.get(ready[0]), rest
+            except ray.exceptions.RayTaskError as exc:
+                if isinstance(exc.cause, FatalModelError):
+                    raise exc.cause from None
+                raise
+
+        def cancel(pending: list) -> None:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+
+        yield from _windowed(specs, 4 * slots, lambda spec: remote_run.remote(ctx_ref, spec), next_done, cancel)
+    finally:
+        if started:
+            ray.shutdown()
+            if ctx.config.ray_address is None:
+                sweep_stale()  # the local Ray workers ended without running their exit handlers

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from harness.failures import FailureReason
 
@@ -45,6 +45,8 @@ class RunResult(BaseModel):
     tests: dict[str, str] = Field(default_factory=dict, description="Outcome per FAIL_TO_PASS/PASS_TO_PASS id.")
     patch: str = ""
     error: str | None = Field(None, description="Traceback when the harness failed.")
+    _transcript: bytes | None = PrivateAttr(None)
+    """The gzipped per-turn ledger on its way from the worker to the writer; never in runs.jsonl."""
 
 
 class ResultsWriter:

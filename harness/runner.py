@@ -127,8 +127,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
         patch = ws.diff()
         evaluation = ws.evaluate(config.limits.test_timeout_s)
         reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok)
-        _write_transcript(ctx.output_dir, spec, outcome.ledgers, outcome.detail)
-        return RunResult(
+        result = RunResult(
             **base, resolved=reason is None, failure_reason=reason, turns=outcome.turns,
             prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
             strategy_tokens=outcome.strategy_tokens, total_tokens=outcome.total_tokens,
@@ -138,6 +137,8 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
             tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
             context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=patch,
         )
+        result._transcript = _transcript(outcome.ledgers, outcome.detail)
+        return result
     except FatalModelError:
         raise
     except Exception:
@@ -167,14 +168,17 @@ class _RepoFiles:
         return (self.root / path).read_text(errors="replace")
 
 
-def _write_transcript(output_dir: Path, spec: RunSpec, ledgers: list[dict], detail: str) -> None:
-    folder = output_dir / "transcripts" / spec.strategy
-    folder.mkdir(parents=True, exist_ok=True)
-    with gzip.open(folder / f"{spec.task_id}.{spec.repeat}.jsonl.gz", "wt", compresslevel=5) as fh:
-        for record in ledgers:
-            fh.write(json.dumps(record) + "\n")
-        if detail:
-            fh.write(json.dumps({"stop_detail": detail}) + "\n")
+def _transcript(ledgers: list[dict], detail: str) -> bytes:
+    """The run's per-turn ledger as gzipped JSON lines, built where the run ran (a worker or a Ray
+    node) and written by the runner, so every output file has one writer."""
+    lines = [json.dumps(record) for record in ledgers]
+    if detail:
+        lines.append(json.dumps({"stop_detail": detail}))
+    return gzip.compress("".join(line + "\n" for line in lines).encode(), compresslevel=5, mtime=0)
+
+
+def transcript_path(output_dir: Path, result: RunResult) -> Path:
+    return output_dir / "transcripts" / result.strategy / f"{result.task_id}.{result.repeat}.jsonl.gz"
 
 
 # -- experiment level -----------------------------------------------------------------------------
@@ -325,6 +329,10 @@ def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) 
         from harness.executors import execute
 
         for result in execute(ctx, todo, progress, already_done=len(done), total=len(specs)):
+            if result._transcript is not None:  # before the result line: a recorded run has its transcript
+                path = transcript_path(out, result)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(result._transcript)
             writer.write(result)
     finally:
         writer.close()

@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from harness.config import load_config
 from harness.runner import prepare, run_experiment
 from provider_helpers import SMOKE, TEST_KEY, TEST_KEY_ENV, api_error, chat_reply, cli, cli_env
@@ -49,10 +51,11 @@ def test_smoke_through_serve_sim_matches_the_in_process_simulator(tmp_path, serv
     assert not any(TEST_KEY.encode() in p.read_bytes() for p in (tmp_path / "http").rglob("*") if p.is_file())
 
 
-def test_an_authentication_error_stops_the_experiment(tmp_path, scripted_endpoint, api_key):
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_an_authentication_error_stops_the_experiment(tmp_path, scripted_endpoint, api_key, executor):
     server = scripted_endpoint([(401, api_error("Incorrect API key provided.", code="invalid_api_key"))])
     proc = subprocess.run(cli("run", str(SMOKE), "--output", str(tmp_path / "out"), "--no-report", "--repeats", "6",
-                              "--workers", "2",
+                              "--workers", "2", f"--set=executor={executor}",
                               *(f"--set={o}" for o in via(server.url))),
                           env=cli_env(**{TEST_KEY_ENV: TEST_KEY}), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3, proc.stderr
