@@ -40,17 +40,25 @@ def list_(taskset: str, repos: Path | None) -> None:
 @click.argument("taskset")
 @click.option("--repos", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds per test run.")
-def validate(taskset: str, repos: Path | None, timeout: float) -> None:
+@click.option("--sandbox", type=click.Choice(["bwrap", "none"]), default="bwrap", show_default=True,
+              help="Run the tests in the bubblewrap jail (falls back to none, loudly, where it does not work).")
+def validate(taskset: str, repos: Path | None, timeout: float, sandbox: str) -> None:
     """Check every task: FAIL_TO_PASS fail without the gold patch; all pass with it."""
+    from harness.sandbox import Sandbox, bwrap_available
     from harness.validate import validate_taskset
 
     ts = _load(taskset, repos)
+    why = bwrap_available() if sandbox == "bwrap" else None
+    if why:
+        click.echo(f"ctxbench: WARNING: sandbox fell back to none: {why}", err=True)
+    hidden = tuple(str(p) for p in (ts.path, repos) if p is not None)
+    box = Sandbox("bwrap" if sandbox == "bwrap" and why is None else "none", hide=hidden)
 
     def show(v) -> None:
         mark = "ok  " if v.ok else "FAIL"
         click.echo(f"{mark} {v.task_id:<40} {v.seconds:>6.2f}s  {'; '.join(v.problems)}")
 
-    results = validate_taskset(ts, timeout, progress=show)
+    results = validate_taskset(ts, timeout, box, progress=show)
     bad = [v.task_id for v in results if not v.ok]
     click.echo(f"{len(results) - len(bad)}/{len(results)} tasks valid")
     if bad:
