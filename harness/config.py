@@ -84,7 +84,7 @@ class Limits(_Strict):
 
 
 class ExperimentConfig(_Strict):
-    version: int = 1
+    version: Literal[1] = 1
     name: str
     model: ModelConfig = Field(default_factory=ModelConfig)
     taskset: TasksetSpec
