@@ -101,13 +101,15 @@ def work_root() -> Path:
 
 
 def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (with the pid, a unique process identity)."""
+    """The process's start time in clock ticks since boot (with the pid, a unique process identity);
+    None when no such process runs (a zombie no longer runs)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
     except OSError:
         return None
-    return stat[stat.rindex(b")") + 2:].split()[19].decode()
+    fields = stat[stat.rindex(b")") + 2:].split()
+    return None if fields[0] in (b"Z", b"X") else fields[19].decode()
 
 
 _OWNER: dict[int, str] = {}

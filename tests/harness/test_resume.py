@@ -19,17 +19,31 @@ def ctxbench(*args):
     return [sys.executable, "-c", "from harness.cli import main; main()", *args]
 
 
+def processes_running(marker: str) -> list[str]:
+    found = []
+    for entry in os.scandir("/proc"):
+        try:
+            cmdline = open(f"/proc/{entry.name}/cmdline", "rb").read().decode(errors="replace")
+        except (OSError, ValueError):
+            continue
+        if entry.name.isdigit() and marker in cmdline and int(entry.name) != os.getpid():
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
 def test_sigkill_then_resume_equals_uninterrupted_run(experiment_file, tmp_path):
     exp = experiment_file(repeats=2, workers=2)
+    work = tmp_path / "work"
+    env = {**os.environ, "CTXBENCH_WORKDIR": str(work)}
     reference = tmp_path / "reference"
     subprocess.run(ctxbench("run", str(exp), "--output", str(reference), "--no-report"), check=True,
-                   capture_output=True)
+                   capture_output=True, env=env)
     out = tmp_path / "killed"
     rng = random.Random(4)
     kills = 0
     for attempt in range(4):
         args = ["run", str(exp), "--output", str(out), "--no-report"] + (["--resume"] if out.exists() else [])
-        proc = subprocess.Popen(ctxbench(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(ctxbench(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
         try:
             proc.wait(timeout=rng.uniform(2.0, 6.0) if attempt < 3 else 300)
             break
@@ -37,6 +51,10 @@ def test_sigkill_then_resume_equals_uninterrupted_run(experiment_file, tmp_path)
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
             kills += 1
+            deadline = time.monotonic() + 5
+            while processes_running(str(out)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not processes_running(str(out)), "workers outlived the killed runner"
         runs = out / "runs.jsonl"
         if runs.exists() and rng.random() < 0.5:
             with runs.open("a") as fh:  # a write torn by the kill
@@ -48,3 +66,4 @@ def test_sigkill_then_resume_equals_uninterrupted_run(experiment_file, tmp_path)
     final = stable(out / "runs.jsonl")
     assert len(final) == 10 and len({r["run_id"] for r in final}) == 10
     assert final == stable(reference / "runs.jsonl")
+    assert list(work.iterdir()) == []  # what the killed runners left was swept by the next run
