@@ -3,7 +3,6 @@ completion order; the caller is the one writer of runs.jsonl."""
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import signal
@@ -15,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 from harness.models.base import FatalModelError
 from harness.results import RunResult
+from harness.sandbox import die_with_parent
 
 __all__ = ["execute", "Progress"]
 
@@ -94,22 +94,8 @@ _CTX = None
 def _init_worker(ctx: Any, runner_pid: int) -> None:
     global _CTX
     _CTX = ctx
-    _die_with(runner_pid)
-
-
-def _die_with(runner_pid: int) -> None:
-    """Have the kernel kill this worker when the runner dies, even by SIGKILL; otherwise the worker
-    would wait forever for work from a queue that nobody feeds (Linux; elsewhere a no-op)."""
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return
-    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != runner_pid:  # the runner died before the line above
-        os._exit(1)
-
-
-_PR_SET_PDEATHSIG = 1
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
+    die_with_parent(runner_pid)  # a worker never outlives the runner, even one killed by SIGKILL
 
 
 def _worker(spec: Any) -> RunResult:
@@ -150,9 +136,10 @@ def _pool(ctx: Any, specs: list, workers: int) -> Iterator[RunResult]:
             return first.result(), [f for f in pending if f is not first]
 
         def cancel(pending: list[Future]) -> None:
-            for fut in pending:
-                fut.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
+            """Stop now: runs in flight are abandoned (they are not recorded; --resume runs them).
+            The pool then fails the pending futures itself; cancelling them too trips Python 3.11."""
+            for process in list(getattr(pool, "_processes", {}).values()):  # no public handle before 3.14
+                process.terminate()
 
         yield from _windowed(specs, 4 * workers, lambda spec: pool.submit(_worker, spec), next_done, cancel)
 

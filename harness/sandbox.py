@@ -272,20 +272,35 @@ def _owner(path: str) -> int | None:
 _ADDR_NO_RANDOMIZE = 0x0040000
 
 
-@lru_cache(maxsize=1)
-def _personality():
-    """libc's personality(2), loaded in the parent (never between fork and exec)."""
+_PR_SET_PDEATHSIG = 1
+
+
+@lru_cache(maxsize=None)
+def _libc(name: str):
+    """A libc function (Linux), loaded in the parent, never between fork and exec; None elsewhere."""
     try:
-        return ctypes.CDLL(None, use_errno=True).personality
+        return getattr(ctypes.CDLL(None, use_errno=True), name)
     except (OSError, AttributeError):
         return None
 
 
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel SIGKILL this process when its parent dies, even by SIGKILL (Linux only)."""
+    prctl = _libc("prctl")
+    if prctl is None:
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the line above
+        os._exit(1)
+
+
 def _child_setup(limits: ResourceLimits, cpu_seconds: int, cgroup: Path | None, nproc: int | None,
-                 personality) -> None:
+                 parent_pid: int) -> None:
     """Runs in the child between fork and exec."""
     if cgroup is not None:
         (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+    die_with_parent(parent_pid)  # a worker killed mid-run takes its test command with it
+    personality = _libc("personality")
     if personality is not None:
         personality(_ADDR_NO_RANDOMIZE)  # fixed addresses: `<object at 0x…>` in test output repeats run to run
     settings = [(resource.RLIMIT_CPU, cpu_seconds), (resource.RLIMIT_AS, limits.address_space),
@@ -362,12 +377,13 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
     watchdog = cgroup is None and os.geteuid() == 0
     nproc = None if cgroup is not None or watchdog else _user_processes() + limits.processes
     cpu = limits.cpu_seconds or max(1, int(timeout_s) + 5)
-    personality = _personality()
+    _libc("prctl"), _libc("personality")  # loaded here: the child must not load libraries
+    me = os.getpid()
     try:
         proc = subprocess.Popen(
             sandbox.wrap(argv, cwd, writable), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=lambda: _child_setup(limits, cpu, cgroup.path if cgroup else None, nproc, personality),
+            preexec_fn=lambda: _child_setup(limits, cpu, cgroup.path if cgroup else None, nproc, me),
         )
     except BaseException:
         if cgroup is not None:

@@ -45,6 +45,13 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
     except ExperimentAborted as exc:
         click.echo(f"error: experiment stopped: {exc}", err=True)
         sys.exit(3)
+    except KeyboardInterrupt:
+        from harness.results import read_results
+
+        recorded = len(read_results(ctx.output_dir / "runs.jsonl"))
+        click.echo(f"\ninterrupted: {recorded} runs are recorded in {ctx.output_dir}; continue with\n"
+                   f"  ctxbench run {experiment} --output {ctx.output_dir} --resume", err=True)
+        sys.exit(130)
     print_summary(results)
     if not no_report:
         from reports import write_report

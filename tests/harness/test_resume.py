@@ -67,3 +67,28 @@ def test_sigkill_then_resume_equals_uninterrupted_run(experiment_file, tmp_path)
     assert len(final) == 10 and len({r["run_id"] for r in final}) == 10
     assert final == stable(reference / "runs.jsonl")
     assert list(work.iterdir()) == []  # what the killed runners left was swept by the next run
+
+
+def test_ctrl_c_stops_at_once_and_says_how_to_resume(experiment_file, tmp_path):
+    exp = experiment_file(repeats=2, workers=2)
+    out = tmp_path / "out"
+    env = {**os.environ, "CTXBENCH_WORKDIR": str(tmp_path / "work")}
+    proc = subprocess.Popen(ctxbench("run", str(exp), "--output", str(out), "--no-report"), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    runs = out / "runs.jsonl"
+    deadline = time.monotonic() + 120
+    while not (runs.exists() and runs.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: the whole process group
+    start = time.monotonic()
+    _, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 5
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    recorded = len(stable(runs))
+    assert 1 <= recorded < 10 and f"interrupted: {recorded} runs are recorded" in stderr and "--resume" in stderr
+    assert not processes_running(str(out))
+    resumed = subprocess.run(ctxbench("run", str(exp), "--output", str(out), "--no-report", "--resume"), env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(stable(runs)) == 10 and list((tmp_path / "work").iterdir()) == []
