@@ -9,6 +9,7 @@ import signal
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from typing import Any, Callable, Iterator
 
@@ -79,6 +80,12 @@ def execute(ctx: Any, specs: list, progress: Any = None, already_done: int = 0,
             yield result
     except FatalModelError as exc:
         raise ExperimentAborted(str(exc)) from exc
+    except WorkerLost as exc:
+        raise ExperimentAborted(f"{exc}; the runs recorded so far are kept, --resume runs the rest") from exc
+
+
+class WorkerLost(RuntimeError):
+    """A process running runs died (killed by the system, e.g. for memory), so its run has no result."""
 
 
 def _serial(ctx: Any, specs: list) -> Iterator[RunResult]:
@@ -133,7 +140,10 @@ def _pool(ctx: Any, specs: list, workers: int) -> Iterator[RunResult]:
         def next_done(pending: list[Future]) -> tuple[RunResult, list[Future]]:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             first = next(f for f in pending if f in finished)
-            return first.result(), [f for f in pending if f is not first]
+            try:
+                return first.result(), [f for f in pending if f is not first]
+            except BrokenProcessPool as exc:
+                raise WorkerLost(f"a worker process died ({exc})") from exc
 
         def cancel(pending: list[Future]) -> None:
             """Stop now: runs in flight are abandoned (they are not recorded; --resume runs them).
@@ -173,6 +183,8 @@ def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
                 if isinstance(exc.cause, FatalModelError):
                     raise exc.cause from None
                 raise
+            except ray.exceptions.RayError as exc:  # a worker or node lost after Ray's own retries
+                raise WorkerLost(f"a Ray worker died ({type(exc).__name__}: {str(exc)[:300]})") from exc
 
         def cancel(pending: list) -> None:
             for ref in pending:

@@ -42,7 +42,8 @@ FIXED_KEYS = ("model", "taskset", "system_prompt", "tools", "harness_version", "
 
 
 class ExperimentAborted(RuntimeError):
-    """A fatal provider error stopped the experiment (authentication, unknown model, bad request)."""
+    """The experiment cannot go on: a fatal provider error (authentication, unknown model, bad
+    request), or a worker process died."""
 
 
 @dataclass(frozen=True)

@@ -92,3 +92,36 @@ def test_ctrl_c_stops_at_once_and_says_how_to_resume(experiment_file, tmp_path):
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert len(stable(runs)) == 10 and list((tmp_path / "work").iterdir()) == []
+
+
+class KillsItsWorker:
+    """A model whose process dies, as one killed for its memory would, on one task."""
+
+    def __init__(self, task_id):
+        self.task_id = task_id
+
+    def complete(self, messages, tools):
+        if self.task_id == "calc-percentile-upper-bound":
+            os.kill(os.getpid(), signal.SIGKILL)
+        from harness.history import ToolCall
+        from harness.models.base import Completion, Usage
+
+        return Completion("", (ToolCall("c1", "finish", "{}"),), Usage(1, 1))
+
+
+def test_a_dead_worker_stops_the_experiment_with_a_clear_message(experiment_file, tmp_path, monkeypatch):
+    import pytest
+
+    import harness.runner
+    from harness.config import load_config
+    from harness.runner import ExperimentAborted, prepare, run_experiment
+
+    monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path / "work"))
+    monkeypatch.setattr(harness.runner, "make_model", lambda config, task, counter, seed: KillsItsWorker(task.id))
+    exp = experiment_file(repeats=2, workers=2)
+    ctx = prepare(load_config(exp), tmp_path, tmp_path / "out")
+    with pytest.raises(ExperimentAborted, match="a worker process died .* --resume runs the rest"):
+        run_experiment(ctx, progress=False)
+    recorded = stable(tmp_path / "out" / "runs.jsonl")
+    assert all(r["task_id"] != "calc-percentile-upper-bound" for r in recorded)
+    assert len(recorded) < 10
