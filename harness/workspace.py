@@ -133,6 +133,8 @@ def sweep_stale(root: Path | None = None) -> int:
     A folder's owner is the pid and start time in its name, so a reused pid does not protect a stale
     folder. Workspaces kept with `keep_workspaces` carry no owner and are never swept.
     """
+    if not os.path.isdir("/proc/self"):
+        return 0  # no way to tell a live owner from a dead one here
     removed = 0
     root = root or work_root()
     for entry in os.scandir(root):

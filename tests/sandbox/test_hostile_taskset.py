@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import time
 
@@ -38,7 +39,7 @@ def _leftovers(task_ids: list[str]) -> list[str]:
             cmdline = open(f"/proc/{entry.name}/cmdline", "rb").read().decode(errors="replace")
         except OSError:
             continue
-        if any(f"/ctxbench-{t}-" in cwd or f"/ctxbench-{t}-" in cmdline for t in task_ids):
+        if any(re.search(rf"/ctxbench-run-\d+\.\d+-{re.escape(t)}-", cwd + "\0" + cmdline) for t in task_ids):
             found.append(f"{entry.name}: {cmdline[:200]}")
     return found
 
