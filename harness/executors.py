@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import socket
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -80,12 +81,13 @@ def execute(ctx: Any, specs: list, progress: Any = None, already_done: int = 0,
             yield result
     except FatalModelError as exc:
         raise ExperimentAborted(str(exc)) from exc
-    except WorkerLost as exc:
+    except ExecutorFailed as exc:
         raise ExperimentAborted(f"{exc}; the runs recorded so far are kept, --resume runs the rest") from exc
 
 
-class WorkerLost(RuntimeError):
-    """A process running runs died (killed by the system, e.g. for memory), so its run has no result."""
+class ExecutorFailed(RuntimeError):
+    """Runs cannot go on: a process running them died (killed by the system, e.g. for memory), or the
+    Ray cluster cannot be joined."""
 
 
 def _serial(ctx: Any, specs: list) -> Iterator[RunResult]:
@@ -143,7 +145,7 @@ def _pool(ctx: Any, specs: list, workers: int) -> Iterator[RunResult]:
             try:
                 return first.result(), [f for f in pending if f is not first]
             except BrokenProcessPool as exc:
-                raise WorkerLost(f"a worker process died ({exc})") from exc
+                raise ExecutorFailed(f"a worker process died ({exc})") from exc
 
         def cancel(pending: list[Future]) -> None:
             """Stop now: runs in flight are abandoned (they are not recorded; --resume runs them).
@@ -154,22 +156,48 @@ def _pool(ctx: Any, specs: list, workers: int) -> Iterator[RunResult]:
         yield from _windowed(specs, 4 * workers, lambda spec: pool.submit(_worker, spec), next_done, cancel)
 
 
+def check_ray(address: str | None) -> None:
+    """Before anything is written: is Ray installed, and does the cluster at `address` answer?
+    (Ray itself retries an unreachable address for minutes.)
+
+    Raises:
+        InputError: with what to do about it.
+    """
+    from harness.errors import InputError
+
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise InputError("executor: ray needs the `ray` extra: pip install 'ctxbench[ray]'") from None
+    if address is None or address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise InputError(f"ray_address: {address!r} is not host:port, ray://host:port or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as exc:
+        raise InputError(f"ray_address: nothing answers at {address} ({exc})") from None
+
+
 def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
     """Each run a Ray task, on the cluster at `ray_address` or on a local Ray runtime started here
     with `workers` CPUs (and stopped at the end)."""
-    try:
-        import ray
-    except ImportError as exc:
-        raise RuntimeError("executor: ray needs the `ray` extra: pip install 'ctxbench[ray]'") from exc
+    import ray
+
     from harness.runner import run_one
     from harness.workspace import sweep_stale
 
     workers = ctx.config.resolved_workers
     started = not ray.is_initialized()
     if started:
-        local = ctx.config.ray_address is None
-        ray.init(address=ctx.config.ray_address, num_cpus=workers if local else None,
-                 include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+        address = ctx.config.ray_address
+        try:
+            ray.init(address=address, num_cpus=None if address else workers,
+                     include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+        except ConnectionError as exc:
+            raise ExecutorFailed(f"cannot join the Ray cluster at {address}: {exc} (a cluster with token "
+                             "authentication also needs RAY_AUTH_MODE=token and its token here)") from exc
     try:
         slots = max(workers, int(ray.cluster_resources().get("CPU", workers)))
         remote_run = ray.remote(num_cpus=1)(run_one)
@@ -184,7 +212,7 @@ def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
                     raise exc.cause from None
                 raise
             except ray.exceptions.RayError as exc:  # a worker or node lost after Ray's own retries
-                raise WorkerLost(f"a Ray worker died ({type(exc).__name__}: {str(exc)[:300]})") from exc
+                raise ExecutorFailed(f"a Ray worker died ({type(exc).__name__}: {str(exc)[:300]})") from exc
 
         def cancel(pending: list) -> None:
             for ref in pending:

@@ -222,6 +222,10 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
     hidden = tuple(str(p) for p in (taskset.path, repos, out) if p is not None)
     mode = "bwrap" if config.sandbox == "bwrap" and bwrap_available() is None else "none"
+    if config.executor == "ray":
+        from harness.executors import check_ray
+
+        check_ray(config.ray_address)
     return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment),
                       Sandbox(mode, hide=hidden), out, experiment_id, fixed)
 

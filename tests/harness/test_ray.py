@@ -1,7 +1,12 @@
-"""The Ray executor on a local Ray runtime gives the local executor's results."""
+"""The Ray executor, on a Ray runtime it starts and on a running cluster it joins, gives the local
+executor's results."""
 
 import gzip
 import json
+import os
+import socket
+import subprocess
+import sys
 
 from click.testing import CliRunner
 
@@ -38,3 +43,32 @@ def test_ray_executor_matches_local_executor(experiment_file, tmp_path, monkeypa
     local_t = [gzip.decompress(p.read_bytes()) for p in sorted((outputs["local"] / "transcripts").rglob("*.gz"))]
     ray_t = [gzip.decompress(p.read_bytes()) for p in sorted((outputs["ray"] / "transcripts").rglob("*.gz"))]
     assert ray_t == local_t and all(b'"turn"' in t for t in ray_t)
+
+
+def test_ray_executor_joins_a_running_cluster_and_leaves_it_running(experiment_file, tmp_path, monkeypatch):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ray_cli = [sys.executable, "-m", "ray.scripts.scripts"]
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "CTXBENCH_WORKDIR": str(tmp_path / "work")}
+    monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path / "work"))
+    exp = experiment_file(repeats=1, workers=2)
+    local = CliRunner().invoke(cli, ["run", str(exp), "--output", str(tmp_path / "local"), "--no-report"])
+    assert local.exit_code == 0, local.output
+
+    started = subprocess.run([*ray_cli, "start", "--head", f"--port={port}", "--num-cpus=2",
+                              "--include-dashboard=false", "--disable-usage-stats"], env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    try:
+        joined = subprocess.run(
+            [sys.executable, "-c", "from harness.cli import main; main()", "run", str(exp), "--output",
+             str(tmp_path / "joined"), "--no-report", "--set", "executor=ray", "--set", f"ray_address=127.0.0.1:{port}"],
+            env=env, capture_output=True, text=True, timeout=300)
+        assert joined.returncode == 0, joined.stderr
+        assert stable(tmp_path / "joined" / "runs.jsonl") == stable(tmp_path / "local" / "runs.jsonl")
+        status = subprocess.run([*ray_cli, "status", f"--address=127.0.0.1:{port}"], env=env, capture_output=True,
+                                text=True, timeout=60)
+        assert status.returncode == 0 and "CPU" in status.stdout, status.stderr  # the cluster was left running
+    finally:
+        subprocess.run([*ray_cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
