@@ -72,3 +72,15 @@ def test_ray_executor_joins_a_running_cluster_and_leaves_it_running(experiment_f
         assert status.returncode == 0 and "CPU" in status.stdout, status.stderr  # the cluster was left running
     finally:
         subprocess.run([*ray_cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def test_an_address_where_nothing_answers_is_refused_before_anything_is_written(experiment_file, tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again when the block ends: nothing listens there
+    exp = experiment_file()
+    for address, message in ((f"127.0.0.1:{port}", "nothing answers at"), ("nonsense", "is not host:port")):
+        result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(tmp_path / "out"), "--no-report",
+                                          "--set", "executor=ray", "--set", f"ray_address={address}"])
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert not (tmp_path / "out").exists()
