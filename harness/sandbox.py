@@ -236,19 +236,27 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
+def proc_stat(pid: int | str) -> list[bytes] | None:
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, ...), or None when there
+    is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(b")") + 2:].split()
+
+
 def _descendants(root: int) -> list[int]:
     """Every live descendant of `root` (a scan of /proc)."""
     children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
+        fields = proc_stat(entry.name)
+        if fields is None:
             continue
-        ppid = int(stat[stat.rindex(b")") + 2:].split(None, 2)[1])
-        children.setdefault(ppid, []).append(int(entry.name))
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
     out, todo = [], [root]
     while todo:
         for child in children.get(todo.pop(), ()):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import fnmatch
 import os
 import re
 import shutil
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from harness.sandbox import ProcessResult, Sandbox, run_contained
+from harness.sandbox import ProcessResult, Sandbox, proc_stat, run_contained
 from harness.tasks import Task
 from harness.testenv import test_env_vars
 
@@ -103,13 +104,8 @@ def work_root() -> Path:
 def _start_time(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (with the pid, a unique process identity);
     None when no such process runs (a zombie no longer runs)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(b")") + 2:].split()
-    return None if fields[0] in (b"Z", b"X") else fields[19].decode()
+    fields = proc_stat(pid)
+    return None if fields is None or fields[0] in (b"Z", b"X") else fields[19].decode()
 
 
 _OWNER: dict[int, str] = {}
@@ -142,8 +138,7 @@ def sweep_stale(root: Path | None = None) -> int:
         if not match or not entry.is_dir(follow_symlinks=False):
             continue
         pid, start = match.groups()
-        alive = _start_time(int(pid))
-        if alive is not None and (alive == start or start == "0"):
+        if _start_time(int(pid)) == start:
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed += 1
@@ -155,6 +150,7 @@ def remove_templates() -> None:
     for root in _TEMPLATES.values():
         shutil.rmtree(root.parent, ignore_errors=True)
     _TEMPLATES.clear()
+    _TEMPLATE_STATE.clear()
 
 
 atexit.register(remove_templates)
@@ -192,13 +188,14 @@ def prepare_template(task: Task) -> Path:
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
     """(size, mtime in ns, mode) of every file git would see, keyed by relative path."""
+    def seen(name: str) -> bool:
+        return not any(fnmatch.fnmatch(name, pattern) for pattern in _IGNORED)
+
     state = {}
     for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__", ".pytest_cache")]
+        dirs[:] = [d for d in dirs if d != ".git" and seen(d)]
         rel = os.path.relpath(folder, root)
-        for name in names:
-            if name.endswith(".pyc"):
-                continue
+        for name in filter(seen, names):
             st = os.lstat(os.path.join(folder, name))
             state[name if rel == "." else f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns, st.st_mode)
     return state
