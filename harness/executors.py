@@ -197,7 +197,7 @@ def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
                      include_dashboard=False, log_to_driver=False, logging_level="WARNING")
         except ConnectionError as exc:
             raise ExecutorFailed(f"cannot join the Ray cluster at {address}: {exc} (a cluster with token "
-                             "authentication also needs RAY_AUTH_MODE=token and its token here)") from exc
+                                 "authentication also needs RAY_AUTH_MODE=token and its token here)") from exc
     try:
         slots = max(workers, int(ray.cluster_resources().get("CPU", workers)))
         remote_run = ray.remote(num_cpus=1)(run_one)

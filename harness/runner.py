@@ -327,8 +327,9 @@ def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) 
     if swept:
         print(f"ctxbench: removed {swept} workspace folders left by ctxbench processes that no longer run",
               file=sys.stderr)
-    for task in ctx.taskset.tasks:
-        prepare_template(task)  # built once here; forked workers inherit them
+    if ctx.config.executor == "local":
+        for task in ctx.taskset.tasks:
+            prepare_template(task)  # built once here; forked workers inherit them (Ray workers build their own)
     writer = ResultsWriter(runs_path)
     try:
         from harness.executors import execute
