@@ -62,10 +62,10 @@ class FileSelector:
             cached = self._chunks[path] = (text, chunk_file(path, text, self.params.max_snippet_lines))
         return cached[1]
 
-    def candidates(self, history: History, ledger: ContextLedger) -> list[Candidate]:
-        """Relevant, not currently visible snippets; long definitions as dependency chains."""
-        paths = self.repo.paths()
-        chunks = [c for path in paths for c in self._chunks_of(path)]
+    def candidates(self, history: History, ledger: ContextLedger, paths: list[str],
+                   chunks: list[Chunk]) -> list[Candidate]:
+        """Relevant, not currently visible snippets of `chunks` (those of `paths`); long definitions
+        as dependency chains."""
         error = latest_error(history)
         evidence = error_text(error) if error else ""
         locations = error_locations(evidence, paths)
@@ -93,12 +93,13 @@ class FileSelector:
 
     def build(self, history: History, budget: Budget) -> Context:
         count, ledger = budget.counter.count_message, ContextLedger()
-        chunks = {c.id: c for path in self.repo.paths() for c in self._chunks_of(path)}
-        rendered = {i: render_excerpt(c.path, c.lines, c.start, c.total) for i, c in chunks.items()}
+        paths = self.repo.paths()
+        chunks = [c for path in paths for c in self._chunks_of(path)]
+        rendered = {c.id: render_excerpt(c.path, c.lines, c.start, c.total) for c in chunks}
         files_budget = max(0, portion(budget.available, self.params.files_share)
                            - MESSAGE_OVERHEAD - budget.counter.count(HEADER.format(n=999) + "\n\n"))
         try:
-            chosen = select_candidates(self.candidates(history, ledger), files_budget,
+            chosen = select_candidates(self.candidates(history, ledger, paths, chunks), files_budget,
                                        lambda c: budget.counter.count(rendered[c.item_id] + "\n\n"),
                                        self.params.per_file_quota)
         except ProtectedOverBudget as exc:
