@@ -30,7 +30,7 @@ from harness.sandbox import Sandbox, bwrap_available
 from harness.tasks import Taskset, load_taskset, resolve_taskset_path
 from harness.testenv import resolve_interpreter
 from harness.tokens import REPLY_PRIMING, TokenCounter
-from harness.tools import TOOL_SCHEMAS, Toolbox
+from harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
 from harness.version import __version__
 from harness.workspace import Workspace, prepare_template, remove_templates, sweep_stale
 from strategies import StrategyServices, create_strategy
@@ -158,12 +158,8 @@ class _RepoFiles:
         self.root = root
 
     def paths(self) -> list[str]:
-        out = []
-        for p in sorted(self.root.rglob("*")):
-            rel = p.relative_to(self.root)
-            if p.is_file() and not {".git", "__pycache__"} & set(rel.parts):
-                out.append(rel.as_posix())
-        return out
+        """The files the agent's tools see (`list_files` of the whole workspace)."""
+        return [p.relative_to(self.root).as_posix() for p in walk_files(self.root)[0]]
 
     def read(self, path: str) -> str:
         return (self.root / path).read_text(errors="replace")

@@ -16,7 +16,7 @@ from harness.history import Observation, ObservationKind, ToolCall
 from harness.rendering import render_excerpt
 from harness.workspace import Workspace
 
-__all__ = ["TOOL_SCHEMAS", "Toolbox", "ToolResult", "ToolError"]
+__all__ = ["TOOL_SCHEMAS", "Toolbox", "ToolResult", "ToolError", "walk_files"]
 
 
 def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -57,6 +57,22 @@ MAX_WALK = 50_000
 MAX_TEST_IDS = 500
 _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache"}
 _JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list}
+
+
+def walk_files(base: Path) -> tuple[list[Path], bool]:
+    """Regular files under `base` (no symlinks, no caches, no .git), sorted; True when MAX_WALK cut
+    the walk short."""
+    if not base.is_dir():
+        return ([base] if base.is_file() and not base.is_symlink() else []), False
+    out: list[Path] = []
+    seen = 0
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        seen += len(dirs) + len(names)
+        out.extend(p for p in (Path(folder) / n for n in names) if p.is_file() and not p.is_symlink())
+        if seen > MAX_WALK:
+            return sorted(out), True
+    return sorted(out), False
 
 
 class ToolError(Exception):
@@ -116,20 +132,6 @@ class Toolbox:
         except UnicodeDecodeError:
             raise ToolError(f"{path}: not UTF-8 text") from None
 
-    def _files(self, base: Path) -> tuple[list[Path], bool]:
-        """Regular files under `base` (no symlinks, no caches), sorted; True when MAX_WALK cut it short."""
-        if not base.is_dir():
-            return ([base] if base.is_file() and not base.is_symlink() else []), False
-        out: list[Path] = []
-        seen = 0
-        for folder, dirs, names in os.walk(base):
-            dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
-            seen += len(dirs) + len(names)
-            out.extend(p for p in (Path(folder) / n for n in names) if p.is_file() and not p.is_symlink())
-            if seen > MAX_WALK:
-                return sorted(out), True
-        return sorted(out), False
-
     # -- dispatch ----------------------------------------------------------------------------
     def execute(self, call: ToolCall, turn: int) -> ToolResult:
         def error(msg: str, invalid: bool, args: dict[str, Any] | None = None) -> ToolResult:
@@ -170,7 +172,7 @@ class Toolbox:
         base = self.root if path in ("", ".") else self.resolve(path)
         if not base.exists():
             raise ToolError(f"{path}: no such file or folder")
-        files, cut = self._files(base)
+        files, cut = walk_files(base)
         shown = [self.rel(p) for p in files[:MAX_LISTING]]
         more = f"\n[… {len(files) - MAX_LISTING} more files]" if len(files) > MAX_LISTING else ""
         if cut:
@@ -204,7 +206,7 @@ class Toolbox:
         deadline = time.monotonic() + SEARCH_SECONDS
         stopped = f"\n[search stopped after {SEARCH_SECONDS:.0f}s; narrow the search]"
         hits: list[str] = []
-        files, cut = self._files(base)
+        files, cut = walk_files(base)
         truncated = f"\n[search stopped after {MAX_WALK} entries; search a sub-folder]" if cut else ""
         for f in files:
             if time.monotonic() > deadline:
