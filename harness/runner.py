@@ -26,7 +26,7 @@ from harness.models import make_model
 from harness.models.base import FatalModelError
 from harness.repo_view import StaticRepo
 from harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
-from harness.sandbox import Sandbox, bwrap_available
+from harness.sandbox import Sandbox, choose_sandbox, fallback_warning
 from harness.tasks import Taskset, load_taskset, resolve_taskset_path
 from harness.testenv import resolve_interpreter
 from harness.tokens import REPLY_PRIMING, TokenCounter
@@ -216,14 +216,12 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     fixed = fixed_variables(config, taskset, system_prompt)
     experiment_id = config_hash(fixed)[:16]
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
-    hidden = tuple(str(p) for p in (taskset.path, repos, out) if p is not None)
-    mode = "bwrap" if config.sandbox == "bwrap" and bwrap_available() is None else "none"
     if config.executor == "ray":
         from harness.executors import check_ray
 
         check_ray(config.ray_address)
     return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment),
-                      Sandbox(mode, hide=hidden), out, experiment_id, fixed)
+                      choose_sandbox(config.sandbox, hide=(taskset.path, repos, out)), out, experiment_id, fixed)
 
 
 def check_gold_patches(taskset: Taskset) -> None:
@@ -260,9 +258,7 @@ def _stamp() -> str:
 
 def manifest_for(ctx: RunContext) -> dict[str, Any]:
     config = ctx.config
-    sandbox_note = None
-    if config.sandbox == "bwrap" and ctx.sandbox.mode != "bwrap":
-        sandbox_note = f"sandbox fell back to none: {bwrap_available()}"
+    sandbox_note = fallback_warning(config.sandbox, ctx.sandbox)
     return {
         "version": 1,
         "experiment_id": ctx.experiment_id,

@@ -33,8 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ProcessResult", "ResourceLimits", "Sandbox", "run_contained", "bwrap_available",
-           "process_limit_mechanism"]
+__all__ = ["ProcessResult", "ResourceLimits", "Sandbox", "run_contained", "bwrap_available", "choose_sandbox",
+           "fallback_warning", "process_limit_mechanism"]
 
 SANDBOX_UID = 65534
 """Uid (and gid) the jailed command sees; it holds no capability whatever its number."""
@@ -108,6 +108,20 @@ def bwrap_available() -> str | None:
             return f"bwrap cannot run: {exc}"
         if probe.returncode != 0 or not (Path(tmp) / "ok").exists():
             return f"bwrap cannot create a sandbox here: {probe.stderr.strip()[:200]}"
+    return None
+
+
+def choose_sandbox(requested: str, hide: tuple[Path | str | None, ...] = ()) -> Sandbox:
+    """The sandbox for a `sandbox: bwrap | none` setting: bwrap falls back to none where it does not
+    work (`fallback_warning` says so); `hide` are folders the jailed command must not see."""
+    mode = "bwrap" if requested == "bwrap" and bwrap_available() is None else "none"
+    return Sandbox(mode, hide=tuple(str(p) for p in hide if p is not None))
+
+
+def fallback_warning(requested: str, sandbox: Sandbox) -> str | None:
+    """Why `sandbox` is not the bwrap jail that was requested, or None."""
+    if requested == "bwrap" and sandbox.mode != "bwrap":
+        return f"sandbox fell back to none: {bwrap_available()}"
     return None
 
 

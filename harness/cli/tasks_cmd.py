@@ -44,15 +44,14 @@ def list_(taskset: str, repos: Path | None) -> None:
               help="Run the tests in the bubblewrap jail (falls back to none, loudly, where it does not work).")
 def validate(taskset: str, repos: Path | None, timeout: float, sandbox: str) -> None:
     """Check every task: FAIL_TO_PASS fail without the gold patch; all pass with it."""
-    from harness.sandbox import Sandbox, bwrap_available
+    from harness.sandbox import choose_sandbox, fallback_warning
     from harness.validate import validate_taskset
 
     ts = _load(taskset, repos)
-    why = bwrap_available() if sandbox == "bwrap" else None
-    if why:
-        click.echo(f"ctxbench: WARNING: sandbox fell back to none: {why}", err=True)
-    hidden = tuple(str(p) for p in (ts.path, repos) if p is not None)
-    box = Sandbox("bwrap" if sandbox == "bwrap" and why is None else "none", hide=hidden)
+    box = choose_sandbox(sandbox, hide=(ts.path, repos))
+    warning = fallback_warning(sandbox, box)
+    if warning:
+        click.echo(f"ctxbench: WARNING: {warning}", err=True)
 
     def show(v) -> None:
         mark = "ok  " if v.ok else "FAIL"

@@ -154,9 +154,9 @@ def test_object_addresses_repeat_run_to_run(scratch):
 
 def test_fallback_to_none_is_loud_in_output_and_manifest(experiment_file, tmp_path, monkeypatch):
     """Simulates a host where bubblewrap cannot run."""
-    import harness.runner
+    import harness.sandbox
 
-    monkeypatch.setattr(harness.runner, "bwrap_available", lambda: "bwrap is not installed (test)")
+    monkeypatch.setattr(harness.sandbox, "bwrap_available", lambda: "bwrap is not installed (test)")
     exp = experiment_file(sandbox="bwrap", taskset={"path": str(ROOT / "tasksets" / "smoke"),
                                                     "ids": ["calc-median-even-length"]})
     out = tmp_path / "out"

@@ -58,3 +58,18 @@ def test_validate_jails_the_tests_unless_told_not_to(tmp_path):
         assert outside.read_text() == "written by a task's test"
     finally:
         shutil.rmtree(outside_dir)
+
+
+def test_validate_falls_back_to_no_jail_loudly(tmp_path, monkeypatch):
+    """Simulates a host where bubblewrap cannot run."""
+    import harness.sandbox
+
+    monkeypatch.setattr(harness.sandbox, "bwrap_available", lambda: "bwrap is not installed (test)")
+    outside_dir = Path(tempfile.mkdtemp(prefix="ctxbench-validate-", dir="/var/tmp"))
+    try:
+        taskset = make_taskset(tmp_path / "taskset", outside_dir / "outside.txt")
+        result = CliRunner().invoke(cli, ["tasks", "validate", str(taskset)])
+        assert "WARNING: sandbox fell back to none: bwrap is not installed (test)" in result.output
+        assert result.exit_code == 0 and (outside_dir / "outside.txt").exists()
+    finally:
+        shutil.rmtree(outside_dir)
