@@ -23,10 +23,10 @@ from pathlib import Path
 
 import yaml
 
-from harness.config import load_config
-from harness.history import ToolCall
-from harness.models.base import Completion, Usage
-from harness.runner import counter_for, plan_runs, prepare, run_experiment, run_one
+from ctxbench.harness.config import load_config
+from ctxbench.harness.history import ToolCall
+from ctxbench.harness.models.base import Completion, Usage
+from ctxbench.harness.runner import counter_for, plan_runs, prepare, run_experiment, run_one
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,12 +7,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.config import Limits
-from harness.context import Budget, ContextOverflow
-from harness.failures import StopReason
-from harness.history import History, Observation, ToolCall, Turn
-from harness.models.base import ContextLengthExceeded, MalformedOutput, TransientModelError
-from harness.tools import TOOL_SCHEMAS, Toolbox
+from ctxbench.harness.config import Limits
+from ctxbench.harness.context import Budget, ContextOverflow
+from ctxbench.harness.failures import StopReason
+from ctxbench.harness.history import History, Observation, ToolCall, Turn
+from ctxbench.harness.models.base import ContextLengthExceeded, MalformedOutput, TransientModelError
+from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
 
 __all__ = ["AgentOutcome", "run_agent"]
 

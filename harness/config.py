@@ -11,7 +11,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from harness.errors import InputError
+from ctxbench.harness.errors import InputError
 
 __all__ = ["ExperimentConfig", "ModelConfig", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
            "load_config", "apply_overrides", "config_hash", "DEFAULT_SYSTEM_PROMPT"]
@@ -177,13 +177,30 @@ def _describe(errors: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def builtin_experiments_dir() -> Path:
+    """Where the ready-to-run experiment files live (`experiments/`, package data when installed)."""
+    return Path(__file__).resolve().parent.parent / "experiments"
+
+
+def resolve_experiment_path(spec: str | Path) -> Path:
+    """An experiment file: a path as given, or the name of a built-in experiment (`quickstart`)."""
+    p = Path(spec)
+    if p.exists() or p.suffix in (".yaml", ".yml") or len(p.parts) > 1:
+        return p
+    builtin = builtin_experiments_dir() / f"{p}.yaml"
+    if builtin.is_file():
+        return builtin
+    names = sorted(f.stem for f in builtin_experiments_dir().glob("*.yaml"))
+    raise InputError(f"{spec}: no such experiment file (built-in experiments: {', '.join(names)})")
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> ExperimentConfig:
     """Read, override and validate an experiment file; strategy names and params are checked too.
 
     Raises:
         InputError: naming the file, the key path and what was expected.
     """
-    path = Path(path)
+    path = resolve_experiment_path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such experiment file")
     try:
@@ -199,7 +216,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Experim
         config = ExperimentConfig.model_validate(data)
     except ValidationError as exc:
         raise InputError(f"{path}: invalid experiment config\n{_describe(exc.errors())}") from exc
-    from strategies import StrategyError, validate_params
+    from ctxbench.strategies import StrategyError, validate_params
 
     for i, spec in enumerate(config.strategies):
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.tokens import TokenCounter
+from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["Budget", "Component", "StrategyAction", "ContextLedger", "Context", "ContextOverflow"]
 

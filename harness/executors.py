@@ -14,9 +14,9 @@ from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from typing import Any, Callable, Iterator
 
-from harness.models.base import FatalModelError
-from harness.results import RunResult
-from harness.sandbox import die_with_parent
+from ctxbench.harness.models.base import FatalModelError
+from ctxbench.harness.results import RunResult
+from ctxbench.harness.sandbox import die_with_parent
 
 __all__ = ["execute", "Progress"]
 
@@ -34,7 +34,7 @@ class Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.start = time.monotonic()
         self.every_s = every_s
-        self.last_print = 0.0
+        self.last_print: float | None = None
 
     def update(self, result: RunResult) -> None:
         self.done += 1
@@ -52,7 +52,7 @@ class Progress:
             if self.done == self.total:
                 self.stream.write("\n")
             self.stream.flush()
-        elif now - self.last_print >= self.every_s or self.done == self.total:
+        elif self.last_print is None or now - self.last_print >= self.every_s or self.done == self.total:
             self.last_print = now
             print(line, file=self.stream, flush=True)
 
@@ -64,7 +64,7 @@ def _fmt(seconds: float) -> str:
 
 def execute(ctx: Any, specs: list, progress: Any = None, already_done: int = 0,
             total: int | None = None) -> Iterator[RunResult]:
-    from harness.runner import ExperimentAborted
+    from ctxbench.harness.runner import ExperimentAborted
 
     if progress is None:
         progress = Progress(total or len(specs), already_done)
@@ -91,7 +91,7 @@ class ExecutorFailed(RuntimeError):
 
 
 def _serial(ctx: Any, specs: list) -> Iterator[RunResult]:
-    from harness.runner import run_one
+    from ctxbench.harness.runner import run_one
 
     for spec in specs:
         yield run_one(ctx, spec)
@@ -108,7 +108,7 @@ def _init_worker(ctx: Any, runner_pid: int) -> None:
 
 
 def _worker(spec: Any) -> RunResult:
-    from harness.runner import run_one
+    from ctxbench.harness.runner import run_one
 
     return run_one(_CTX, spec)
 
@@ -163,7 +163,7 @@ def check_ray(address: str | None) -> None:
     Raises:
         InputError: with what to do about it.
     """
-    from harness.errors import InputError
+    from ctxbench.harness.errors import InputError
 
     try:
         import ray  # noqa: F401
@@ -185,8 +185,8 @@ def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
     with `workers` CPUs (and stopped at the end)."""
     import ray
 
-    from harness.runner import run_one
-    from harness.workspace import sweep_stale
+    from ctxbench.harness.runner import run_one
+    from ctxbench.harness.workspace import sweep_stale
 
     workers = ctx.config.resolved_workers
     started = not ray.is_initialized()

@@ -6,8 +6,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from harness.context import Budget, Context
-from harness.history import History
+from ctxbench.harness.context import Budget, Context
+from ctxbench.harness.history import History
 
 __all__ = ["Strategy", "Model"]
 

@@ -16,24 +16,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.agent import run_agent
-from harness.config import ExperimentConfig, config_hash
-from harness.context import Budget, ContextOverflow
-from harness.errors import InputError
-from harness.failures import classify_failure
-from harness.history import History
-from harness.models import make_model
-from harness.models.base import FatalModelError
-from harness.repo_view import StaticRepo
-from harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
-from harness.sandbox import Sandbox, choose_sandbox, fallback_warning
-from harness.tasks import Taskset, load_taskset, resolve_taskset_path
-from harness.testenv import resolve_interpreter
-from harness.tokens import REPLY_PRIMING, TokenCounter
-from harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
-from harness.version import __version__
-from harness.workspace import Workspace, prepare_template, remove_templates, sweep_stale
-from strategies import StrategyServices, create_strategy
+from ctxbench.harness.agent import run_agent
+from ctxbench.harness.config import ExperimentConfig, config_hash
+from ctxbench.harness.context import Budget, ContextOverflow
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.failures import classify_failure
+from ctxbench.harness.history import History
+from ctxbench.harness.models import make_model
+from ctxbench.harness.models.base import FatalModelError
+from ctxbench.harness.repo_view import StaticRepo
+from ctxbench.harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
+from ctxbench.harness.sandbox import Sandbox, choose_sandbox, fallback_warning
+from ctxbench.harness.tasks import Taskset, load_taskset, resolve_taskset_path
+from ctxbench.harness.testenv import resolve_interpreter
+from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
+from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
+from ctxbench.harness.version import __version__
+from ctxbench.harness.workspace import Workspace, prepare_template, remove_templates, sweep_stale
+from ctxbench.strategies import StrategyServices, create_strategy
 
 __all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "ExperimentAborted",
            "FIXED_KEYS"]
@@ -217,7 +217,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     experiment_id = config_hash(fixed)[:16]
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
     if config.executor == "ray":
-        from harness.executors import check_ray
+        from ctxbench.harness.executors import check_ray
 
         check_ray(config.ray_address)
     return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment),
@@ -324,7 +324,7 @@ def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) 
             prepare_template(task)  # built once here; forked workers inherit them (Ray workers build their own)
     writer = ResultsWriter(runs_path)
     try:
-        from harness.executors import execute
+        from ctxbench.harness.executors import execute
 
         for result in execute(ctx, todo, progress, already_done=len(done), total=len(specs)):
             if result._transcript is not None:  # before the result line: a recorded run has its transcript

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from harness.config import ModelConfig
-from harness.models.base import ContextLengthExceeded
-from harness.models.sim import SimModel, is_summary_request
-from harness.tasks import Task, Taskset
-from harness.tokens import TokenCounter
+from ctxbench.harness.config import ModelConfig
+from ctxbench.harness.models.base import ContextLengthExceeded
+from ctxbench.harness.models.sim import SimModel, is_summary_request
+from ctxbench.harness.tasks import Task, Taskset
+from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["SimBackend", "SimResponse", "make_server"]
 

@@ -1,15 +1,15 @@
-"""The table `ctxbench run` prints at the end (figures from reports.summarize, the report's own)."""
+"""The table `ctxbench run` prints at the end (figures from ctxbench.reports.summarize, the report's own)."""
 
 from __future__ import annotations
 
 import click
 
-from harness.results import RunResult
+from ctxbench.harness.results import RunResult
 
 
 def print_summary(results: list[RunResult]) -> None:
-    from reports.loading import runs_frame
-    from reports.summary import summarize
+    from ctxbench.reports.loading import runs_frame
+    from ctxbench.reports.summary import summarize
 
     click.echo(f"{'strategy':<18} {'runs':>5} {'completion':>10} {'mean tokens':>12}  failure reasons")
     for s in summarize(runs_frame(results)) if results else []:

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InputError
-from harness.results import read_results
-from harness.tasks import Task, Taskset, TasksetEnvironment
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.results import read_results
+from ctxbench.harness.tasks import Task, Taskset, TasksetEnvironment
 
 __all__ = ["load_swebench", "export_predictions"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness.errors import InputError
+from ctxbench.harness.errors import InputError
 
 __all__ = ["Task", "Taskset", "TasksetEnvironment", "load_taskset", "builtin_tasksets_dir",
            "resolve_taskset_path"]
@@ -154,7 +154,7 @@ def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
     """
     path = Path(path)
     if path.suffix == ".jsonl":
-        from harness.swebench import load_swebench
+        from ctxbench.harness.swebench import load_swebench
 
         return load_swebench(path, swebench_repos)
     folder = path.parent if path.is_file() else path

@@ -9,8 +9,8 @@ import sys
 import venv
 from pathlib import Path
 
-from harness.errors import InputError
-from harness.tasks import TasksetEnvironment
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.tasks import TasksetEnvironment
 
 __all__ = ["resolve_interpreter", "test_env_vars", "cache_dir"]
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import regex as _regex  # tiktoken's dependency; unlike `re`, a match can be given a timeout
 
-from harness.history import Observation, ObservationKind, ToolCall
-from harness.rendering import render_excerpt
-from harness.workspace import Workspace
+from ctxbench.harness.history import Observation, ObservationKind, ToolCall
+from ctxbench.harness.rendering import render_excerpt
+from ctxbench.harness.workspace import Workspace
 
 __all__ = ["TOOL_SCHEMAS", "Toolbox", "ToolResult", "ToolError", "walk_files"]
 

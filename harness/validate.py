@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.sandbox import Sandbox
-from harness.tasks import Task, Taskset
-from harness.testenv import resolve_interpreter
-from harness.workspace import Workspace
+from ctxbench.harness.sandbox import Sandbox
+from ctxbench.harness.tasks import Task, Taskset
+from ctxbench.harness.testenv import resolve_interpreter
+from ctxbench.harness.workspace import Workspace
 
 __all__ = ["TaskValidation", "validate_task", "validate_taskset"]
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from harness.sandbox import ProcessResult, Sandbox, proc_stat, run_contained
-from harness.tasks import Task
-from harness.testenv import test_env_vars
+from ctxbench.harness.sandbox import ProcessResult, Sandbox, proc_stat, run_contained
+from ctxbench.harness.tasks import Task
+from ctxbench.harness.testenv import test_env_vars
 
 __all__ = ["prepare_template", "remove_templates", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
 

@@ -1,16 +1,16 @@
 """Reports: load results folders, compute the statistics, compare, plot and render."""
 
-from reports.compare import (FolderComparison, PairedComparison, compare_folders, compare_paired,
+from ctxbench.reports.compare import (FolderComparison, PairedComparison, compare_folders, compare_paired,
                              compare_strategies, verdict_line)
-from reports.compare_report import comparison_report
-from reports.fixed import FixedDifference, FixedVariablesDiffer, check_fixed_variables, fixed_differences
-from reports.loading import Manifest, ResultsFolder, fill_frame, load_results, runs_frame
-from reports.nightly import (NightlyOutcome, RegressionCheck, StrategyCheck, check_regressions, nightly_check,
+from ctxbench.reports.compare_report import comparison_report
+from ctxbench.reports.fixed import FixedDifference, FixedVariablesDiffer, check_fixed_variables, fixed_differences
+from ctxbench.reports.loading import Manifest, ResultsFolder, fill_frame, load_results, runs_frame
+from ctxbench.reports.nightly import (NightlyOutcome, RegressionCheck, StrategyCheck, check_regressions, nightly_check,
                              run_nightly, trend_frame, write_trend_report)
-from reports.report import ReportPaths, write_report
-from reports.stats import (bootstrap_ci, mcnemar_exact, min_detectable_difference, pass_at_k, pass_hat_k,
+from ctxbench.reports.report import ReportPaths, write_report
+from ctxbench.reports.stats import (bootstrap_ci, mcnemar_exact, min_detectable_difference, pass_at_k, pass_hat_k,
                            wilson_interval)
-from reports.summary import StrategySummary, summarize, summary_frame, task_table
+from ctxbench.reports.summary import StrategySummary, summarize, summary_frame, task_table
 
 __all__ = [
     "load_results", "runs_frame", "fill_frame", "Manifest", "ResultsFolder",

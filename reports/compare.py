@@ -8,10 +8,10 @@ from typing import Literal
 
 import pandas as pd
 
-from harness.errors import InputError
-from reports.fixed import FixedDifference, check_fixed_variables
-from reports.loading import ResultsFolder
-from reports.stats import bootstrap_ci, mcnemar_exact, min_detectable_difference
+from ctxbench.harness.errors import InputError
+from ctxbench.reports.fixed import FixedDifference, check_fixed_variables
+from ctxbench.reports.loading import ResultsFolder
+from ctxbench.reports.stats import bootstrap_ci, mcnemar_exact, min_detectable_difference
 
 __all__ = ["PairedComparison", "Verdict", "compare_paired", "compare_strategies", "FolderComparison",
            "compare_folders", "verdict_line", "comparison_frame", "ALPHA"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.compare import FolderComparison, compare_folders, compare_strategies, comparison_frame, verdict_line
-from reports.document import Block, Bullets, Heading, Notice, Paragraph, Table, to_markdown
-from reports.loading import ResultsFolder, load_results
-from reports.report import manifest_notices
+from ctxbench.reports.compare import FolderComparison, compare_folders, compare_strategies, comparison_frame, verdict_line
+from ctxbench.reports.document import Block, Bullets, Heading, Notice, Paragraph, Table, to_markdown
+from ctxbench.reports.loading import ResultsFolder, load_results
+from ctxbench.reports.report import manifest_notices
 
 __all__ = ["comparison_report", "comparison_blocks"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import InputError
-from reports.loading import Manifest
+from ctxbench.harness.errors import InputError
+from ctxbench.reports.loading import Manifest
 
 __all__ = ["FixedDifference", "FixedVariablesDiffer", "fixed_differences", "check_fixed_variables"]
 

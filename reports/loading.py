@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.errors import InputError
-from harness.results import RunResult, read_results
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.results import RunResult, read_results
 
 __all__ = ["Manifest", "SandboxInfo", "ResultsFolder", "load_results", "runs_frame", "fill_frame", "FillPoint"]
 
@@ -27,7 +27,7 @@ class SandboxInfo(BaseModel):
 
 
 class Manifest(BaseModel):
-    """The part of `manifest.json` (written by harness.runner.manifest_for) the reports read."""
+    """The part of `manifest.json` (written by ctxbench.harness.runner.manifest_for) the reports read."""
 
     model_config = ConfigDict(extra="ignore")
     experiment_id: str

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.errors import InputError
-from reports.compare import ALPHA, PairedComparison, compare_folders, verdict_line
-from reports.document import Block, Bullets, Figure, Heading, Paragraph, Table, to_markdown
-from reports.loading import ResultsFolder, load_results
-from reports.plots import plot_trend
-from reports.report import manifest_notices, write_report
-from reports.stats import bootstrap_ci, wilson_interval
+from ctxbench.harness.errors import InputError
+from ctxbench.reports.compare import ALPHA, PairedComparison, compare_folders, verdict_line
+from ctxbench.reports.document import Block, Bullets, Figure, Heading, Paragraph, Table, to_markdown
+from ctxbench.reports.loading import ResultsFolder, load_results
+from ctxbench.reports.plots import plot_trend
+from ctxbench.reports.report import manifest_notices, write_report
+from ctxbench.reports.stats import bootstrap_ci, wilson_interval
 
 __all__ = ["StrategyCheck", "RegressionCheck", "check_regressions", "History", "read_history",
            "find_previous_run", "trend_frame", "write_trend_report", "NightlyOutcome", "nightly_check",
@@ -228,10 +228,10 @@ def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: fl
         InputError: invalid experiment file, or the run folder already exists.
         ExperimentAborted: a fatal provider error stopped the experiment.
     """
-    from harness.config import load_config
-    from harness.runner import prepare, run_experiment
+    from ctxbench.harness.config import load_config, resolve_experiment_path
+    from ctxbench.harness.runner import prepare, run_experiment
 
-    experiment, history_dir = Path(experiment), Path(history_dir)
+    experiment, history_dir = resolve_experiment_path(experiment), Path(history_dir)
     config = load_config(experiment, overrides)
     run_dir = nightly_run_dir(history_dir)
     ctx = prepare(config, experiment.resolve().parent, run_dir)

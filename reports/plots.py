@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from reports.summary import StrategySummary
+from ctxbench.reports.summary import StrategySummary
 
 __all__ = ["plot_completion", "plot_stability", "plot_tokens", "plot_failures", "plot_context_fill", "plot_trend"]
 

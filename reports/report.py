@@ -8,11 +8,11 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from reports.compare import comparison_frame, compare_strategies, verdict_line
-from reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
-from reports.loading import Manifest, ResultsFolder, fill_frame, load_results
-from reports.plots import plot_completion, plot_context_fill, plot_failures, plot_stability, plot_tokens
-from reports.summary import (StrategySummary, failure_frame, repeat_rates, summarize, summary_frame,
+from ctxbench.reports.compare import comparison_frame, compare_strategies, verdict_line
+from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
+from ctxbench.reports.loading import Manifest, ResultsFolder, fill_frame, load_results
+from ctxbench.reports.plots import plot_completion, plot_context_fill, plot_failures, plot_stability, plot_tokens
+from ctxbench.reports.summary import (StrategySummary, failure_frame, repeat_rates, summarize, summary_frame,
                              task_table)
 
 __all__ = ["ReportPaths", "write_report", "report_blocks", "manifest_notices", "SIMULATED_NOTICE"]

@@ -1,6 +1,6 @@
 """Context strategies. Importing this package registers the built-in ones."""
 
-from strategies.registry import (
+from ctxbench.strategies.registry import (
     ENTRY_POINT_GROUP,
     StrategyError,
     StrategyServices,
@@ -10,7 +10,7 @@ from strategies.registry import (
     register_strategy,
     validate_params,
 )
-from strategies import baseline, budget_planner, file_selector, summarizer, trimmer  # noqa: F401,E402  (registers)
+from ctxbench.strategies import baseline, budget_planner, file_selector, summarizer, trimmer  # noqa: F401,E402  (registers)
 
 __all__ = [
     "ENTRY_POINT_GROUP",

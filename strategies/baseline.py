@@ -6,9 +6,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.context import Budget, Context, ContextLedger
-from harness.history import History, turn_messages
-from strategies.registry import StrategyServices, register_strategy
+from ctxbench.harness.context import Budget, Context, ContextLedger
+from ctxbench.harness.history import History, turn_messages
+from ctxbench.strategies.registry import StrategyServices, register_strategy
 
 
 @register_strategy("baseline")

@@ -6,14 +6,14 @@ from typing import Any, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.context import Budget, Context, ContextLedger, ContextOverflow
-from harness.history import History, turn_messages
-from harness.tokens import REPLY_PRIMING
-from strategies.allocation import DEFAULT_RESERVE_RATIO, DEFAULT_SHARES, plan_context_budget
-from strategies.eviction import EVICTION_ORDER, EvictionItem, eviction_plan
-from strategies.pinned import pinned_notes
-from strategies.registry import StrategyServices, register_strategy
-from strategies.trimmer import cut_middle, tool_component
+from ctxbench.harness.context import Budget, Context, ContextLedger, ContextOverflow
+from ctxbench.harness.history import History, turn_messages
+from ctxbench.harness.tokens import REPLY_PRIMING
+from ctxbench.strategies.allocation import DEFAULT_RESERVE_RATIO, DEFAULT_SHARES, plan_context_budget
+from ctxbench.strategies.eviction import EVICTION_ORDER, EvictionItem, eviction_plan
+from ctxbench.strategies.pinned import pinned_notes
+from ctxbench.strategies.registry import StrategyServices, register_strategy
+from ctxbench.strategies.trimmer import cut_middle, tool_component
 
 _CAPPED = {"files": "key_files", "history": "history", "tool_output": "tool_output"}
 
@@ -26,11 +26,11 @@ class BudgetPlanner:
     file reads are capped at `key_files_share` of it, assistant messages at `history_share`, other
     tool output at `tool_output_share` (`extra_share` covers the task and pinned notes). While a
     cap or the dynamic budget is exceeded, items are reduced layer by layer in the order defined
-    precisely in `strategies.eviction` — stale tool output, finished-subtask history, early
+    precisely in `ctxbench.strategies.eviction` — stale tool output, finished-subtask history, early
     exploration, environment snapshots — (only items that touch an exceeded component, unless the total is over);
     inside a layer, items over `cut_chars` are first cut to head + marker + tail, then whole items
     are evicted. Never touched: the system prompt, the task statement, the pinned notes
-    (`strategies.pinned`) and the last `keep_recent` turns.
+    (`ctxbench.strategies.pinned`) and the last `keep_recent` turns.
 
     Raises:
         ContextOverflow: from `build`, when the untouchable part alone exceeds the dynamic budget;

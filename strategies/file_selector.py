@@ -6,16 +6,16 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.context import Budget, Context, ContextLedger, ContextOverflow
-from harness.history import History, Observation, assistant_message, tool_message
-from harness.rendering import render_excerpt
-from harness.tokens import MESSAGE_OVERHEAD
-from strategies.allocation import DEFAULT_SHARES, portion
-from strategies.chunking import Chunk, chunk_file
-from strategies.packing import Candidate, ProtectedOverBudget, select_candidates
-from strategies.registry import StrategyError, StrategyServices, register_strategy
-from strategies.relevance import error_locations, error_text, latest_error, score_chunks
-from strategies.trimmer import tool_component
+from ctxbench.harness.context import Budget, Context, ContextLedger, ContextOverflow
+from ctxbench.harness.history import History, Observation, assistant_message, tool_message
+from ctxbench.harness.rendering import render_excerpt
+from ctxbench.harness.tokens import MESSAGE_OVERHEAD
+from ctxbench.strategies.allocation import DEFAULT_SHARES, portion
+from ctxbench.strategies.chunking import Chunk, chunk_file
+from ctxbench.strategies.packing import Candidate, ProtectedOverBudget, select_candidates
+from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
+from ctxbench.strategies.relevance import error_locations, error_text, latest_error, score_chunks
+from ctxbench.strategies.trimmer import tool_component
 
 HEADER = "Code selected for this task ({n} snippets, most relevant first; current file contents):"
 
@@ -24,10 +24,10 @@ HEADER = "Code selected for this task ({n} snippets, most relevant first; curren
 class FileSelector:
     """One user message of ranked snippets right after the task; older file reads become notes.
 
-    Candidates are `strategies.chunking` snippets of every file of `services.repo`, scored by
-    `strategies.relevance` against the task statement and the latest error output (chunks sharing
+    Candidates are `ctxbench.strategies.chunking` snippets of every file of `services.repo`, scored by
+    `ctxbench.strategies.relevance` against the task statement and the latest error output (chunks sharing
     nothing with them, or scoring below `min_score_share` of the best, are not candidates).
-    `strategies.packing.select_candidates` picks complete snippets within `files_share` of `budget.available`: score order, ties by id; the windows of
+    `ctxbench.strategies.packing.select_candidates` picks complete snippets within `files_share` of `budget.available`: score order, ties by id; the windows of
     one long definition taken or left whole; at most `per_file_quota` per file; the snippet that
     holds the innermost repository frame of the latest traceback protected (first, never dropped);
     snippets fully shown by a file read of the current turn skipped. Every left-out snippet is in

@@ -9,7 +9,7 @@ from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from harness.repo_view import RepoView
+from ctxbench.harness.repo_view import RepoView
 
 __all__ = ["register_strategy", "get_strategy_class", "available_strategies", "create_strategy",
            "validate_params", "StrategyError", "StrategyServices", "ENTRY_POINT_GROUP"]
@@ -46,7 +46,7 @@ def register_strategy(name: str) -> Callable[[T], T]:
 
 
 def _load_builtins() -> None:
-    import strategies  # noqa: F401  (importing the package registers the built-ins)
+    import ctxbench.strategies  # noqa: F401  (importing the package registers the built-ins)
 
 
 def _load_entry_points() -> None:
@@ -99,7 +99,7 @@ class StrategyServices:
     """What the harness lends a strategy for one run."""
 
     model: Any = None
-    """The experiment's model (harness.models), for strategies that call it (summarizer, model mode)."""
+    """The experiment's model (ctxbench.harness.models), for strategies that call it (summarizer, model mode)."""
     repo: RepoView | None = None
     """Read-only view of the run's workspace files (file_selector)."""
 

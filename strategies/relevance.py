@@ -6,9 +6,9 @@ import math
 import re
 from typing import Sequence
 
-from harness.history import History, Observation
-from strategies.chunking import Chunk
-from strategies.digest import exit_code
+from ctxbench.harness.history import History, Observation
+from ctxbench.strategies.chunking import Chunk
+from ctxbench.strategies.digest import exit_code
 
 __all__ = ["terms", "latest_error", "error_text", "error_locations", "score_chunks", "LOCATION_BONUS", "PATH_BONUS"]
 

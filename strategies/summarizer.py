@@ -7,11 +7,11 @@ from typing import Any, ClassVar, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.context import Budget, Context, ContextLedger, ContextOverflow
-from harness.history import History, Turn, turn_messages
-from strategies.digest import Digest
-from strategies.registry import StrategyError, StrategyServices, register_strategy
-from strategies.trimmer import cut_middle, tool_component
+from ctxbench.harness.context import Budget, Context, ContextLedger, ContextOverflow
+from ctxbench.harness.history import History, Turn, turn_messages
+from ctxbench.strategies.digest import Digest
+from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
+from ctxbench.strategies.trimmer import cut_middle, tool_component
 
 __all__ = ["Summarizer", "SUMMARIZE_PROMPT"]
 
@@ -30,7 +30,7 @@ class Summarizer:
     `history_share * budget.available` tokens. From then on the turns before the last
     `keep_recent` are replaced by one user message right after the task statement:
 
-    - `extractive`: a `strategies.digest.Digest` (task goal, files read, files modified, commands
+    - `extractive`: a `ctxbench.strategies.digest.Digest` (task goal, files read, files modified, commands
       and outcomes, unresolved errors), a left fold over the turns;
     - `model`: `services.model.complete` with `SUMMARIZE_PROMPT`; the first call summarizes turns
       `0..t-keep_recent-1`, each later call folds the previous summary and one more turn, so the

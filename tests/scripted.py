@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.history import ToolCall
-from harness.models.base import Completion, Usage
+from ctxbench.harness.history import ToolCall
+from ctxbench.harness.models.base import Completion, Usage
 
 
 class ScriptedModel:

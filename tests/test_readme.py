@@ -9,9 +9,9 @@ import click
 import pytest
 from pydantic import BaseModel
 
-from harness.cli import cli
-from harness.config import ExperimentConfig
-from harness.failures import FailureReason
+from ctxbench.harness.cli import cli
+from ctxbench.harness.config import ExperimentConfig
+from ctxbench.harness.failures import FailureReason
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from harness.errors import InputError
-from harness.version import __version__
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.version import __version__
 
 __all__ = ["main", "cli"]
 
@@ -28,7 +28,7 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from harness.cli import compare, export, nightly, report, run, serve_sim, strategies_cmd, tasks_cmd
+    from ctxbench.harness.cli import compare, export, nightly, report, run, serve_sim, strategies_cmd, tasks_cmd
 
     for command in (run.run, tasks_cmd.tasks, strategies_cmd.strategies, serve_sim.serve_sim, report.report,
                     compare.compare, nightly.nightly, export.export_predictions):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from harness.errors import InputError
+from ctxbench.harness.errors import InputError
 
 
 @click.command()
@@ -22,7 +22,7 @@ def compare(dir_a: Path, dir_b: Path, force: bool, reference: str) -> None:
 
     Exits 2 when the fixed variables differ, unless --force.
     """
-    from reports import comparison_report
+    from ctxbench.reports import comparison_report
 
     try:
         text = comparison_report(dir_a, dir_b, force=force, reference=reference)

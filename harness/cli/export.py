@@ -12,7 +12,7 @@ import click
 @click.option("--repeat", default=0, show_default=True, help="Which repeat's patches to export.")
 def export_predictions(run_dir: Path, repeat: int) -> None:
     """Write RUN_DIR's agent patches as SWE-bench predictions, one file per strategy."""
-    from harness.swebench import export_predictions as export
+    from ctxbench.harness.swebench import export_predictions as export
 
     for path in export(run_dir, repeat):
         click.echo(str(path))

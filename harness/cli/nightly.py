@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from harness.errors import InputError
+from ctxbench.harness.errors import InputError
 
 
 @click.command()
-@click.argument("experiment", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("experiment", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--history", "history", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder of nightly runs; this run goes into HISTORY/<UTC date-time>/.")
 @click.option("--token-ratio", type=click.FloatRange(min=1.0), default=1.2, show_default=True,
@@ -24,12 +24,12 @@ def nightly(experiment: Path, history: Path, token_ratio: float, overrides: tupl
     Exits 1 when a strategy regressed (completion fell, McNemar p < 0.05; or tokens rose beyond
     --token-ratio), 0 otherwise, 2 on bad input, 3 when a fatal provider error stopped the run.
     """
-    from harness.runner import ExperimentAborted
-    from reports import run_nightly
+    from ctxbench.harness.runner import ExperimentAborted
+    from ctxbench.reports import run_nightly
 
     history.mkdir(parents=True, exist_ok=True)
     try:
-        outcome = run_nightly(experiment.resolve(), history, token_ratio, list(overrides))
+        outcome = run_nightly(experiment, history, token_ratio, list(overrides))
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from harness.errors import InputError
+from ctxbench.harness.errors import InputError
 
 
 @click.command()
@@ -16,7 +16,7 @@ from harness.errors import InputError
               help="Strategy the others are compared with (paired on task and repeat).")
 def report(run_dir: Path, reference: str) -> None:
     """Write report.md, report.html, summary.csv and plots/ into RUN_DIR (a results folder)."""
-    from reports import write_report
+    from ctxbench.reports import write_report
 
     try:
         paths = write_report(run_dir, reference=reference)

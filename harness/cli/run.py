@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from harness.config import load_config
-from harness.errors import InputError
+from ctxbench.harness.config import load_config, resolve_experiment_path
+from ctxbench.harness.errors import InputError
 
 
 @click.command()
@@ -23,15 +23,16 @@ from harness.errors import InputError
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
 def run(experiment: Path, output: Path | None, repeats: int | None, workers: int | None,
         overrides: tuple[str, ...], resume: bool, no_report: bool) -> None:
-    """Run EXPERIMENT (a YAML file): every strategy x task x repeat."""
-    from harness.runner import ExperimentAborted, prepare, run_experiment
-    from harness.summary import print_summary
+    """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
+    from ctxbench.harness.runner import ExperimentAborted, prepare, run_experiment
+    from ctxbench.harness.summary import print_summary
 
     extra = list(overrides)
     if repeats is not None:
         extra.append(f"repeats={repeats}")
     if workers is not None:
         extra.append(f"workers={workers}")
+    experiment = resolve_experiment_path(experiment)
     config = load_config(experiment, extra)
     if resume and output is None and config.output_dir is None:
         raise InputError("--resume needs --output DIR (or output_dir in the config)")
@@ -46,7 +47,7 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         click.echo(f"error: experiment stopped: {exc}", err=True)
         sys.exit(3)
     except KeyboardInterrupt:
-        from harness.results import read_results
+        from ctxbench.harness.results import read_results
 
         recorded = len(read_results(ctx.output_dir / "runs.jsonl"))
         click.echo(f"\ninterrupted: {recorded} runs are recorded in {ctx.output_dir}; continue with\n"
@@ -54,7 +55,7 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         sys.exit(130)
     print_summary(results)
     if not no_report:
-        from reports import write_report
+        from ctxbench.reports import write_report
 
         paths = write_report(ctx.output_dir)
         click.echo(f"report: {paths.markdown}", err=True)

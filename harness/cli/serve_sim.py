@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from harness.errors import InputError
+from ctxbench.harness.errors import InputError
 
 
 @click.command("serve-sim")
@@ -24,9 +24,9 @@ from harness.errors import InputError
 def serve_sim(taskset_spec: str | None, host: str, port: int, config_path: Path | None,
               overrides: tuple[str, ...], verbose: bool) -> None:
     """Serve the simulated model as an OpenAI-compatible endpoint (/v1/chat/completions, /v1/models)."""
-    from harness.config import ModelConfig, load_config
-    from harness.serve_sim import SimBackend, make_server
-    from harness.tasks import load_taskset, resolve_taskset_path
+    from ctxbench.harness.config import ModelConfig, load_config
+    from ctxbench.harness.serve_sim import SimBackend, make_server
+    from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
 
     model, base, repos = ModelConfig(), Path.cwd(), None
     if config_path is not None:

@@ -13,7 +13,7 @@ def strategies() -> None:
 @strategies.command("list")
 def list_() -> None:
     """Every strategy (built-in and entry-point), with its parameters and defaults."""
-    from strategies import available_strategies
+    from ctxbench.strategies import available_strategies
 
     for name, cls in available_strategies().items():
         doc = (cls.__doc__ or "").strip().split("\n")[0]

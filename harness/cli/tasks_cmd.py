@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from harness.tasks import load_taskset, resolve_taskset_path
+from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
 
 
 def _load(taskset: str, repos: Path | None):
@@ -44,8 +44,8 @@ def list_(taskset: str, repos: Path | None) -> None:
               help="Run the tests in the bubblewrap jail (falls back to none, loudly, where it does not work).")
 def validate(taskset: str, repos: Path | None, timeout: float, sandbox: str) -> None:
     """Check every task: FAIL_TO_PASS fail without the gold patch; all pass with it."""
-    from harness.sandbox import choose_sandbox, fallback_warning
-    from harness.validate import validate_taskset
+    from ctxbench.harness.sandbox import choose_sandbox, fallback_warning
+    from ctxbench.harness.validate import validate_taskset
 
     ts = _load(taskset, repos)
     box = choose_sandbox(sandbox, hide=(ts.path, repos))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.history import ToolCall
+from ctxbench.harness.history import ToolCall
 
 __all__ = ["Usage", "Completion", "ModelError", "ContextLengthExceeded", "TransientModelError",
            "FatalModelError", "MalformedOutput"]

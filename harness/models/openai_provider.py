@@ -1,6 +1,6 @@
 """`openai`: any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LiteLLM proxy).
 
-Errors are mapped onto the typed errors of `harness.models.base`:
+Errors are mapped onto the typed errors of `ctxbench.harness.models.base`:
 
 - 400 with code `context_length_exceeded` (or a message saying the context is too long)
   -> ContextLengthExceeded (the run ends as `context_overflow`);
@@ -25,9 +25,9 @@ from typing import Any
 
 import openai
 
-from harness.config import ModelConfig
-from harness.history import ToolCall
-from harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
+from ctxbench.harness.config import ModelConfig
+from ctxbench.harness.history import ToolCall
+from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
                                  TransientModelError, Usage)
 
 __all__ = ["OpenAIModel", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY"]
@@ -68,7 +68,7 @@ class OpenAIModel:
         return f"OpenAIModel(name={self.config.name!r}, base_url={self.config.base_url!r}, seed={self.seed})"
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
-        """One chat completion; retries transient failures, raises the typed errors of `harness.models.base`."""
+        """One chat completion; retries transient failures, raises the typed errors of `ctxbench.harness.models.base`."""
         c = self.config
         request: dict[str, Any] = dict(model=c.name, messages=messages, temperature=c.temperature, top_p=c.top_p,
                                        max_tokens=c.max_output_tokens, seed=self.seed)
@@ -115,7 +115,7 @@ class OpenAIModel:
             cached = getattr(details, "cached_tokens", None) or 0
             return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached)
         if self._counter is None:  # the endpoint reported no usage: count with the experiment's tokenizer
-            from harness.tokens import TokenCounter
+            from ctxbench.harness.tokens import TokenCounter
 
             self._counter = TokenCounter(self.config.tokenizer)
         emitted = self._counter.count(text) + sum(self._counter.count(c.name) + self._counter.count(c.arguments)

@@ -25,12 +25,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.config import SimParams
-from harness.history import ToolCall
-from harness.models.base import Completion, ContextLengthExceeded, Usage
-from harness.models.goldpatch import Hunk, parse_patch
-from harness.rendering import Excerpt, parse_excerpts
-from harness.tokens import TokenCounter
+from ctxbench.harness.config import SimParams
+from ctxbench.harness.history import ToolCall
+from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Usage
+from ctxbench.harness.models.goldpatch import Hunk, parse_patch
+from ctxbench.harness.rendering import Excerpt, parse_excerpts
+from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["SimModel", "attention", "is_summary_request"]
 

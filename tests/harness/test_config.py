@@ -1,9 +1,9 @@
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import cli
-from harness.config import load_config
-from harness.errors import InputError
+from ctxbench.harness.cli import cli
+from ctxbench.harness.config import load_config
+from ctxbench.harness.errors import InputError
 
 
 def run_cli(*args):

@@ -2,10 +2,10 @@
 
 import pytest
 
-from harness.config import load_config
-from harness.failures import FAILURE_REASONS
-from harness.models.base import ContextLengthExceeded, TransientModelError
-from harness.runner import plan_runs, prepare, run_one
+from ctxbench.harness.config import load_config
+from ctxbench.harness.failures import FAILURE_REASONS
+from ctxbench.harness.models.base import ContextLengthExceeded, TransientModelError
+from ctxbench.harness.runner import plan_runs, prepare, run_one
 from scripted import ScriptedModel
 
 TASK = "calc-median-even-length"

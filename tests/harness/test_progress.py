@@ -2,8 +2,8 @@
 
 import io
 
-from harness.executors import Progress
-from harness.results import RunResult
+from ctxbench.harness.executors import Progress
+from ctxbench.harness.results import RunResult
 
 
 class Terminal(io.StringIO):

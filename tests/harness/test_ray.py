@@ -10,7 +10,7 @@ import sys
 
 from click.testing import CliRunner
 
-from harness.cli import cli
+from ctxbench.harness.cli import cli
 
 VOLATILE = {"wall_s", "model_s", "tool_s", "test_s"}
 
@@ -62,7 +62,7 @@ def test_ray_executor_joins_a_running_cluster_and_leaves_it_running(experiment_f
     assert started.returncode == 0, started.stderr
     try:
         joined = subprocess.run(
-            [sys.executable, "-c", "from harness.cli import main; main()", "run", str(exp), "--output",
+            [sys.executable, "-c", "from ctxbench.harness.cli import main; main()", "run", str(exp), "--output",
              str(tmp_path / "joined"), "--no-report", "--set", "executor=ray", "--set", f"ray_address=127.0.0.1:{port}"],
             env=env, capture_output=True, text=True, timeout=300)
         assert joined.returncode == 0, joined.stderr

@@ -16,7 +16,7 @@ def stable(path):
 
 
 def ctxbench(*args):
-    return [sys.executable, "-c", "from harness.cli import main; main()", *args]
+    return [sys.executable, "-c", "from ctxbench.harness.cli import main; main()", *args]
 
 
 def processes_running(marker: str) -> list[str]:
@@ -103,8 +103,8 @@ class KillsItsWorker:
     def complete(self, messages, tools):
         if self.task_id == "calc-percentile-upper-bound":
             os.kill(os.getpid(), signal.SIGKILL)
-        from harness.history import ToolCall
-        from harness.models.base import Completion, Usage
+        from ctxbench.harness.history import ToolCall
+        from ctxbench.harness.models.base import Completion, Usage
 
         return Completion("", (ToolCall("c1", "finish", "{}"),), Usage(1, 1))
 
@@ -112,12 +112,12 @@ class KillsItsWorker:
 def test_a_dead_worker_stops_the_experiment_with_a_clear_message(experiment_file, tmp_path, monkeypatch):
     import pytest
 
-    import harness.runner
-    from harness.config import load_config
-    from harness.runner import ExperimentAborted, prepare, run_experiment
+    import ctxbench.harness.runner
+    from ctxbench.harness.config import load_config
+    from ctxbench.harness.runner import ExperimentAborted, prepare, run_experiment
 
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path / "work"))
-    monkeypatch.setattr(harness.runner, "make_model", lambda config, task, counter, seed: KillsItsWorker(task.id))
+    monkeypatch.setattr(ctxbench.harness.runner, "make_model", lambda config, task, counter, seed: KillsItsWorker(task.id))
     exp = experiment_file(repeats=2, workers=2)
     ctx = prepare(load_config(exp), tmp_path, tmp_path / "out")
     with pytest.raises(ExperimentAborted, match="a worker process died .* --resume runs the rest"):

@@ -2,7 +2,7 @@ import json
 
 from click.testing import CliRunner
 
-from harness.cli import cli
+from ctxbench.harness.cli import cli
 
 VOLATILE = {"wall_s", "model_s", "tool_s", "test_s"}
 

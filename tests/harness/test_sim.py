@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from harness.config import SimParams
-from harness.models.base import ContextLengthExceeded
-from harness.models.goldpatch import parse_patch
-from harness.models.sim import SimModel, attention
-from harness.rendering import render_excerpt
-from harness.tasks import load_taskset
-from harness.tokens import TokenCounter
-from harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.config import SimParams
+from ctxbench.harness.models.base import ContextLengthExceeded
+from ctxbench.harness.models.goldpatch import parse_patch
+from ctxbench.harness.models.sim import SimModel, attention
+from ctxbench.harness.rendering import render_excerpt
+from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.tools import TOOL_SCHEMAS
 
 COUNTER = TokenCounter("cl100k_base")
 

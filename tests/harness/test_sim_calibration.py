@@ -2,8 +2,8 @@
 
 import statistics
 
-from harness.config import load_config
-from harness.runner import prepare, run_experiment
+from ctxbench.harness.config import load_config
+from ctxbench.harness.runner import prepare, run_experiment
 
 NOISY_LARGE = ["exprcalc-round-half-away-from-zero", "textkit-whitespace-unicode-spaces"]
 

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import ToolCall
-from harness.tasks import load_taskset
-from harness.tools import Toolbox
-from harness.workspace import Workspace
+from ctxbench.harness.history import ToolCall
+from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.tools import Toolbox
+from ctxbench.harness.workspace import Workspace
 import sys
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-import harness.models.openai_provider as openai_provider
+import ctxbench.harness.models.openai_provider as openai_provider
 from provider_helpers import ROOT, TEST_KEY, TEST_KEY_ENV, cli, cli_env
 
 Script = Callable[[int, dict[str, Any]], tuple[int, dict[str, Any]]]

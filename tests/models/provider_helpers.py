@@ -31,7 +31,7 @@ def api_error(message: str, kind: str = "invalid_request_error", code: str | Non
 
 def cli(*args: str) -> list[str]:
     """argv running the `ctxbench` CLI of this checkout with the current interpreter."""
-    return [sys.executable, "-c", "from harness.cli import main; main()", *args]
+    return [sys.executable, "-c", "from ctxbench.harness.cli import main; main()", *args]
 
 
 def cli_env(**extra: str) -> dict[str, str]:

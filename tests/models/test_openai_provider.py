@@ -7,11 +7,11 @@ import socket
 
 import pytest
 
-from harness.config import ModelConfig
-from harness.models.base import (ContextLengthExceeded, FatalModelError, MalformedOutput,
+from ctxbench.harness.config import ModelConfig
+from ctxbench.harness.models.base import (ContextLengthExceeded, FatalModelError, MalformedOutput,
                                  TransientModelError)
-from harness.models.openai_provider import OpenAIModel
-from harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.models.openai_provider import OpenAIModel
+from ctxbench.harness.tools import TOOL_SCHEMAS
 from provider_helpers import TEST_KEY, TEST_KEY_ENV, api_error, chat_reply
 
 MESSAGES = [{"role": "system", "content": "You fix bugs."}, {"role": "user", "content": "median is wrong"}]

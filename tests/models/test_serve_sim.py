@@ -9,12 +9,12 @@ import urllib.request
 
 import pytest
 
-from harness.config import ModelConfig, load_config
-from harness.models.sim import SimModel
-from harness.serve_sim import SimBackend, make_server
-from harness.tasks import load_taskset, resolve_taskset_path
-from harness.tokens import TokenCounter
-from harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.config import ModelConfig, load_config
+from ctxbench.harness.models.sim import SimModel
+from ctxbench.harness.serve_sim import SimBackend, make_server
+from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.tools import TOOL_SCHEMAS
 from provider_helpers import SMOKE
 
 

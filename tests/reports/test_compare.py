@@ -3,11 +3,11 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.compare import compare
-from harness.errors import InputError
-from reports.compare import compare_folders, compare_strategies
-from reports.fixed import FixedVariablesDiffer, fixed_differences
-from reports.loading import Manifest, load_results
+from ctxbench.harness.cli.compare import compare
+from ctxbench.harness.errors import InputError
+from ctxbench.reports.compare import compare_folders, compare_strategies
+from ctxbench.reports.fixed import FixedVariablesDiffer, fixed_differences
+from ctxbench.reports.loading import Manifest, load_results
 
 
 def planted(build, strategy: str, pattern: list[bool], tokens: int = 1000) -> list:

@@ -4,10 +4,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.nightly import nightly
-from reports.fixed import FixedVariablesDiffer
-from reports.loading import load_results
-from reports.nightly import check_regressions, nightly_check
+from ctxbench.harness.cli.nightly import nightly
+from ctxbench.reports.fixed import FixedVariablesDiffer
+from ctxbench.reports.loading import load_results
+from ctxbench.reports.nightly import check_regressions, nightly_check
 
 
 def outcomes(build, pattern, tokens=None, strategy="baseline"):

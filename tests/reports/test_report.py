@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.report import report
-from reports import write_report
+from ctxbench.harness.cli.report import report
+from ctxbench.reports import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 PLOTS = {"completion.png", "stability.png", "tokens.png", "failures.png", "context_fill.png"}

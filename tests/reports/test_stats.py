@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from reports.stats import (bootstrap_ci, mcnemar_exact, min_detectable_difference, pass_at_k, pass_hat_k,
+from ctxbench.reports.stats import (bootstrap_ci, mcnemar_exact, min_detectable_difference, pass_at_k, pass_hat_k,
                            smallest_significant_discordant, wilson_interval)
 
 

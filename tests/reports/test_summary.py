@@ -2,9 +2,9 @@ import math
 
 import pytest
 
-from reports.loading import fill_frame, load_results
-from reports.stats import wilson_interval
-from reports.summary import failure_frame, repeat_rates, summarize, summary_frame, task_table
+from ctxbench.reports.loading import fill_frame, load_results
+from ctxbench.reports.stats import wilson_interval
+from ctxbench.reports.summary import failure_frame, repeat_rates, summarize, summary_frame, task_table
 
 
 def test_load_results_one_row_per_run(two_strategy_folder):
@@ -74,7 +74,7 @@ def test_fill_frame_reads_transcripts_and_skips_stop_detail(two_strategy_folder)
 
 
 def test_empty_results_folder_is_an_error(tmp_path, build):
-    from harness.errors import InputError
+    from ctxbench.harness.errors import InputError
 
     build.write_folder(tmp_path / "empty", [], build.manifest(["baseline"]), transcripts=False)
     with pytest.raises(InputError, match="no runs"):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.sandbox import bwrap_available
+from ctxbench.harness.sandbox import bwrap_available
 
 HOSTILE = Path(__file__).resolve().parent.parent / "fixtures" / "hostile"
 

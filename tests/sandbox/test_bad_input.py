@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from harness.cli import cli
+from ctxbench.harness.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "tasksets" / "smoke"

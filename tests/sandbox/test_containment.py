@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from sandbox_helpers import needs_bwrap, tempfile_dir
 
-from harness import sandbox as sandbox_module
-from harness.cli import cli
-from harness.sandbox import ResourceLimits, Sandbox, process_limit_mechanism, run_contained
-from harness import testenv
+from ctxbench.harness import sandbox as sandbox_module
+from ctxbench.harness.cli import cli
+from ctxbench.harness.sandbox import ResourceLimits, Sandbox, process_limit_mechanism, run_contained
+from ctxbench.harness import testenv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,9 +154,9 @@ def test_object_addresses_repeat_run_to_run(scratch):
 
 def test_fallback_to_none_is_loud_in_output_and_manifest(experiment_file, tmp_path, monkeypatch):
     """Simulates a host where bubblewrap cannot run."""
-    import harness.sandbox
+    import ctxbench.harness.sandbox
 
-    monkeypatch.setattr(harness.sandbox, "bwrap_available", lambda: "bwrap is not installed (test)")
+    monkeypatch.setattr(ctxbench.harness.sandbox, "bwrap_available", lambda: "bwrap is not installed (test)")
     exp = experiment_file(sandbox="bwrap", taskset={"path": str(ROOT / "tasksets" / "smoke"),
                                                     "ids": ["calc-median-even-length"]})
     out = tmp_path / "out"

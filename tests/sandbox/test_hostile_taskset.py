@@ -10,9 +10,9 @@ import time
 
 from sandbox_helpers import needs_bwrap, write_experiment
 
-from harness.config import load_config
-from harness.runner import prepare, run_experiment
-from harness.sandbox import _descendants
+from ctxbench.harness.config import load_config
+from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.sandbox import _descendants
 
 SCRIPT = [("write_file", {"path": "notes.txt", "content": "looked around\n"}), ("run_tests", {}), ("finish", {})]
 

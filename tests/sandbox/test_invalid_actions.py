@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from scripted import ScriptedModel
 
-from harness.agent import run_agent
-from harness.config import Limits
-from harness.context import Budget
-from harness.history import History, ToolCall
-from harness.models.base import Completion, MalformedOutput, Usage
-from harness.tasks import load_taskset
-from harness.tokens import TokenCounter
-from harness.tools import Toolbox
-from harness.workspace import Workspace
-from strategies import create_strategy
+from ctxbench.harness.agent import run_agent
+from ctxbench.harness.config import Limits
+from ctxbench.harness.context import Budget
+from ctxbench.harness.history import History, ToolCall
+from ctxbench.harness.models.base import Completion, MalformedOutput, Usage
+from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.tools import Toolbox
+from ctxbench.harness.workspace import Workspace
+from ctxbench.strategies import create_strategy
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,7 +23,7 @@ def test_api_key_reaches_the_endpoint_and_nothing_else(tmp_path, hostile, chat_s
         limits={"test_timeout_s": 20, "max_turns": 4})
     out = tmp_path / "results"
     env = {**os.environ, "CTXBENCH_SECRET_KEY": SECRET}
-    proc = subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", "run", str(exp),
+    proc = subprocess.run([sys.executable, "-c", "from ctxbench.harness.cli import main; main()", "run", str(exp),
                            "--output", str(out)], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 

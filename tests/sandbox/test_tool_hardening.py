@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import tools
-from harness.history import ToolCall
-from harness.tasks import load_taskset
-from harness.tools import Toolbox
-from harness.workspace import Workspace
+from ctxbench.harness import tools
+from ctxbench.harness.history import ToolCall
+from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.tools import Toolbox
+from ctxbench.harness.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 

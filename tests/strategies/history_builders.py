@@ -6,12 +6,12 @@ import json
 import re
 from typing import Any
 
-from harness.context import Budget
-from harness.history import History, Observation, ToolCall, Turn
-from harness.models.base import Completion, Usage
-from harness.rendering import render_excerpt
-from harness.repo_view import StaticRepo
-from harness.tokens import TokenCounter
+from ctxbench.harness.context import Budget
+from ctxbench.harness.history import History, Observation, ToolCall, Turn
+from ctxbench.harness.models.base import Completion, Usage
+from ctxbench.harness.rendering import render_excerpt
+from ctxbench.harness.repo_view import StaticRepo
+from ctxbench.harness.tokens import TokenCounter
 
 COUNTER = TokenCounter("cl100k_base")
 SYSTEM = "You are a careful coding agent. Use the tools to read, search, edit and run the tests."

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.context import Budget, ContextOverflow
-from strategies import create_strategy
-from strategies.allocation import plan_context_budget, portion
+from ctxbench.harness.context import Budget, ContextOverflow
+from ctxbench.strategies import create_strategy
+from ctxbench.strategies.allocation import plan_context_budget, portion
 
 from history_builders import COUNTER
 

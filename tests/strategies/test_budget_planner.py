@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.context import Context, ContextOverflow
-from harness.history import History, turn_messages
-from strategies import create_strategy
-from strategies.eviction import EVICTION_ORDER, EvictionItem, eviction_plan
+from ctxbench.harness.context import Context, ContextOverflow
+from ctxbench.harness.history import History, turn_messages
+from ctxbench.strategies import create_strategy
+from ctxbench.strategies.eviction import EVICTION_ORDER, EvictionItem, eviction_plan
 
 from history_builders import (COUNTER, SYSTEM, TASK, make_budget, make_turn, obs, read_obs, run_output,
                               search_obs)

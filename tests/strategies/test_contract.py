@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from harness.context import Context, ContextOverflow
-from harness.history import History
-from harness.tokens import REPLY_PRIMING
-from strategies import StrategyServices, available_strategies, create_strategy
+from ctxbench.harness.context import Context, ContextOverflow
+from ctxbench.harness.history import History
+from ctxbench.harness.tokens import REPLY_PRIMING
+from ctxbench.strategies import StrategyServices, available_strategies, create_strategy
 
 from history_builders import (COUNTER, REPO, EchoSummaryModel, make_budget, make_turn, obs,
                               run_output, scripted_history, with_turns)

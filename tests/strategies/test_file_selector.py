@@ -6,13 +6,13 @@ from collections import Counter
 
 import pytest
 
-from harness.context import ContextOverflow
-from harness.history import History
-from harness.rendering import parse_excerpts
-from harness.repo_view import StaticRepo
-from strategies import StrategyError, StrategyServices, create_strategy
-from strategies.allocation import portion
-from strategies.chunking import chunk_file
+from ctxbench.harness.context import ContextOverflow
+from ctxbench.harness.history import History
+from ctxbench.harness.rendering import parse_excerpts
+from ctxbench.harness.repo_view import StaticRepo
+from ctxbench.strategies import StrategyError, StrategyServices, create_strategy
+from ctxbench.strategies.allocation import portion
+from ctxbench.strategies.chunking import chunk_file
 
 from history_builders import (OPS, REPO, SYSTEM, long_function, make_budget, make_turn, read_obs,
                               scripted_history, with_turns)

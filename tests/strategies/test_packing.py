@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from strategies.packing import (Candidate, LeftOut, ProtectedOverBudget, SelectionError, Snippet, pack_snippets,
+from ctxbench.strategies.packing import (Candidate, LeftOut, ProtectedOverBudget, SelectionError, Snippet, pack_snippets,
                                 select_candidates)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.context import ContextOverflow
-from harness.history import turn_messages
-from strategies import StrategyError, StrategyServices, create_strategy
-from strategies.summarizer import SUMMARIZE_PROMPT
+from ctxbench.harness.context import ContextOverflow
+from ctxbench.harness.history import turn_messages
+from ctxbench.strategies import StrategyError, StrategyServices, create_strategy
+from ctxbench.strategies.summarizer import SUMMARIZE_PROMPT
 
 from history_builders import EchoSummaryModel, make_budget, make_turn, obs, scripted_history, with_turns
 

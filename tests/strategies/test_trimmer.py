@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.history import History
-from strategies import StrategyError, create_strategy
-from strategies.trimmer import carries_error, cut_middle
+from ctxbench.harness.history import History
+from ctxbench.strategies import StrategyError, create_strategy
+from ctxbench.strategies.trimmer import carries_error, cut_middle
 
 from history_builders import SYSTEM, TASK, make_budget, make_turn, obs, read_obs
 
