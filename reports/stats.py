@@ -25,7 +25,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         confidence: Two-sided confidence level.
 
     Returns:
-        (low, high); e.g. 8 of 10 gives (0.4902, 0.9433).
+        (low, high); e.g. 8 of 10 gives (0.4902, 0.9433). The bounds are exact at the edges (0 of n
+        gives low = 0.0, n of n gives high = 1.0) and always enclose successes / n, so rounding can
+        never put the observed rate outside its own interval.
 
     Raises:
         ValueError: n is not positive or successes is outside 0..n.
@@ -37,7 +39,11 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     denom = 1 + z * z / n
     center = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, center - half), min(1.0, center + half)
+    if successes == 0:
+        return 0.0, min(1.0, center + half)
+    if successes == n:
+        return max(0.0, center - half), 1.0
+    return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))
 
 
 def mcnemar_exact(b: int, c: int) -> float:
