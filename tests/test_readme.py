@@ -1,7 +1,9 @@
-"""The README documents every command, option, config key and failure reason the code has."""
+"""The README and docs/ document every command, option, config key and failure reason the code has,
+once: the README is short and no docs page repeats it."""
 
 from __future__ import annotations
 
+import re
 import typing
 from pathlib import Path
 
@@ -13,7 +15,10 @@ from ctxbench.harness.cli import cli
 from ctxbench.harness.config import ExperimentConfig
 from ctxbench.harness.failures import FailureReason
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+DOC_PAGES = {p.name: p.read_text() for p in sorted((ROOT / "docs").glob("*.md"))}
+DOCS = "\n".join([README, *DOC_PAGES.values()])
 
 
 def commands(group: click.Group, prefix: str = "ctxbench") -> list[tuple[str, click.Command]]:
@@ -38,23 +43,88 @@ def config_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
     return keys
 
 
-@pytest.mark.parametrize("path,command", commands(cli), ids=lambda v: v if isinstance(v, str) else "")
-def test_every_command_and_option_is_in_the_readme(path, command):
-    assert f"`{path}" in README, path
+def undocumented_options(text: str, path: str, command: click.Command) -> list[str]:
+    """The command itself (as `path`) and each of its options, where `text` never names them."""
+    missing = [] if f"`{path}" in text else [path]
     for param in command.params:
-        if isinstance(param, click.Option):
-            assert any(opt in README for opt in param.opts), f"{path}: {param.opts}"
+        if isinstance(param, click.Option) and not any(opt in text for opt in param.opts):
+            missing.append(f"{path} {'/'.join(param.opts)}")
+    return missing
 
 
-def test_every_config_key_is_in_the_readme():
+def undocumented_keys(text: str) -> list[str]:
     def documented(key: str) -> bool:
         name = key.rsplit(".", 1)[-1]
-        return f"{name}:" in README or f"| `{name}`" in README  # the example file, or a table of keys
+        return f"{name}:" in text or f"| `{name}`" in text  # the example file, or a table of keys
 
-    missing = [key for key in config_keys(ExperimentConfig) if not documented(key)]
-    assert not missing
+    return [key for key in config_keys(ExperimentConfig) if not documented(key)]
 
 
-def test_every_failure_reason_is_in_the_readme():
-    missing = [reason for reason in typing.get_args(FailureReason) if f"`{reason}`" not in README]
-    assert not missing
+def undocumented_reasons(text: str) -> list[str]:
+    return [reason for reason in typing.get_args(FailureReason) if f"`{reason}`" not in text]
+
+
+@pytest.mark.parametrize("path,command", commands(cli), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_command_and_option_is_documented(path, command):
+    assert not undocumented_options(DOCS, path, command)
+
+
+def test_every_config_key_is_documented():
+    assert not undocumented_keys(DOCS)
+
+
+def test_every_failure_reason_is_documented():
+    assert not undocumented_reasons(DOCS)
+
+
+def test_the_checks_find_what_is_missing():
+    """Against a text that documents nothing, every check reports every item (so none passes vacuously)."""
+    text = "# nothing here"
+    for path, command in commands(cli):
+        options = [p for p in command.params if isinstance(p, click.Option)]
+        assert len(undocumented_options(text, path, command)) == 1 + len(options)
+    assert undocumented_keys(text) == config_keys(ExperimentConfig)
+    assert undocumented_reasons(text) == list(typing.get_args(FailureReason))
+    without_nightly = DOCS.replace("`ctxbench nightly", "`ctxbench night")
+    nightly = dict(commands(cli))["ctxbench nightly"]
+    assert undocumented_options(without_nightly, "ctxbench nightly", nightly) == ["ctxbench nightly"]
+
+
+def test_the_readme_is_short_and_links_every_docs_page():
+    assert len(README.splitlines()) <= 200
+    assert README.count("## Security model") <= 1
+    for name in DOC_PAGES:
+        assert f"(docs/{name})" in README, f"README does not link docs/{name}"
+
+
+def _long_lines(text: str) -> set[str]:
+    """Lines of prose or code long enough that a repeat is a copy, not a coincidence."""
+    lines = (re.sub(r"\s+", " ", line).strip() for line in text.splitlines())
+    return {line for line in lines if len(line) >= 60 and not line.startswith("|---")}
+
+
+@pytest.mark.parametrize("page", sorted(DOC_PAGES))
+def test_no_docs_page_repeats_the_readme(page):
+    assert not _long_lines(README) & _long_lines(DOC_PAGES[page])
+
+
+def test_the_readme_strategy_example_works():
+    """The strategy in the README's tour registers, validates its params and builds a context."""
+    from ctxbench.harness.context import Budget
+    from ctxbench.harness.history import History, Observation, ToolCall, Turn
+    from ctxbench.harness.tokens import TokenCounter
+    from ctxbench.strategies import create_strategy, registry
+
+    code = re.search(r"```python\n(.*?)```", README, re.S).group(1)
+    try:
+        exec(compile(code, "README.md", "exec"), {})
+        turns = tuple(Turn(i, f"turn {i}", (ToolCall(f"c{i}", "read_file", "{}"),),
+                           (Observation(f"c{i}", "read_file", (), f"output {i}", False, "file_read", i),))
+                      for i in range(6))
+        history = History("system", "task", turns)
+        counter = TokenCounter("cl100k_base")
+        context = create_strategy("last_turns", {"keep": 2}).build(history, Budget(16000, 1000, 100, counter))
+    finally:
+        registry._REGISTRY.pop("last_turns", None)
+    assert [m["content"] for m in context.messages] == ["system", "task", "turn 4", "output 4", "turn 5", "output 5"]
+    assert [a.target for a in context.ledger.actions] == [f"turn-{i}" for i in range(4)]
