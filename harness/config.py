@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ctxbench.harness.errors import InputError
+from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["ExperimentConfig", "ModelConfig", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
            "load_config", "apply_overrides", "config_hash", "DEFAULT_SYSTEM_PROMPT"]
@@ -120,7 +121,7 @@ class ExperimentConfig(_Strict):
 
     def resolved_system_prompt(self, base: Path) -> str:
         if self.system_prompt_file:
-            return (base / self.system_prompt_file).read_text()
+            return read_text(base / self.system_prompt_file, "system_prompt_file")
         return self.system_prompt or DEFAULT_SYSTEM_PROMPT
 
     @property
@@ -203,10 +204,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Experim
     path = resolve_experiment_path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such experiment file")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML: {exc}") from exc
+    data = read_yaml(path, "experiment file")
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
     if isinstance(data.get("taskset"), str):

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.results import read_results
-from ctxbench.harness.tasks import Task, Taskset, TasksetEnvironment
+from ctxbench.harness.tasks import Task, Taskset, TasksetEnvironment, inside
+from ctxbench.harness.yamlfile import read_text
 
 __all__ = ["load_swebench", "export_predictions"]
 
@@ -35,7 +37,8 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
     if not repos.is_dir():
         raise InputError(f"{path}: repositories folder {repos} not found (pass --repos / taskset.repos)")
     tasks, seen = [], set()
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    checked: set[tuple[Path, str]] = set()
+    for n, line in enumerate(read_text(path, "JSONL file").splitlines(), 1):
         if not line.strip():
             continue
         where = f"{path}:{n}"
@@ -50,13 +53,19 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
         if iid in seen:
             raise InputError(f"{where}: duplicate instance_id {iid!r}")
         seen.add(iid)
-        repo_dir = repos / row["repo"].replace("/", "__")
+        repo_dir = repos / str(row["repo"]).replace("/", "__")
+        if not inside(repo_dir, repos) or repo_dir.resolve() == repos.resolve():
+            raise InputError(f"{where}.repo: {row['repo']!r} resolves to {repo_dir.resolve()}, outside the "
+                             f"repositories folder {repos}")
         if not (repo_dir / ".git").exists():
             raise InputError(f"{where}.repo: no git repository {repo_dir}")
         check = subprocess.run(["git", "cat-file", "-e", f"{row['base_commit']}^{{commit}}"], cwd=repo_dir,
                                capture_output=True)
         if check.returncode != 0:
             raise InputError(f"{where}.base_commit: {row['base_commit']} is not a commit of {repo_dir}")
+        if (repo_dir, row["base_commit"]) not in checked:
+            _check_tree_links(repo_dir, row["base_commit"], f"{where}.repo")
+            checked.add((repo_dir, row["base_commit"]))
         cmd = row.get("test_cmd") or "python -m pytest -rA"
         tasks.append(Task(
             id=iid, repo_dir=repo_dir.resolve(), problem_statement=row["problem_statement"].strip(),
@@ -69,6 +78,33 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
     if not tasks:
         raise InputError(f"{path}: no instances")
     return Taskset(path.stem, path.resolve(), tuple(tasks), TasksetEnvironment())
+
+
+def _check_tree_links(repo: Path, commit: str, where: str) -> None:
+    """Refuse a commit whose tree holds a symlink leading outside the repository (the workspace is
+    that tree, links kept as links).
+
+    Raises:
+        InputError: naming the link and its target.
+    """
+    listing = subprocess.run(["git", "ls-tree", "-r", "-z", commit], cwd=repo, capture_output=True)
+    links = []
+    for entry in listing.stdout.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if meta.startswith(b"120000 "):
+            links.append((meta.split()[2].decode(), name.decode(errors="replace")))
+    if not links:
+        return
+    blobs = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, capture_output=True,
+                           input="".join(f"{sha}\n" for sha, _ in links).encode()).stdout
+    for _, name in links:
+        header, _, blobs = blobs.partition(b"\n")
+        size = int(header.split()[2])
+        target, blobs = blobs[:size].decode(errors="replace"), blobs[size + 1:]
+        resolved = os.path.normpath(os.path.join("/repo", os.path.dirname(name), target))
+        if os.path.isabs(target) or not (resolved + "/").startswith("/repo/"):
+            raise InputError(f"{where}: symlink {name} -> {target} in {repo} at {commit[:12]} leads outside the "
+                             "repository; a task repository may only link inside itself")
 
 
 def export_predictions(run_dir: Path, repeat: int = 0) -> list[Path]:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ctxbench.harness.errors import InputError
+from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["Task", "Taskset", "TasksetEnvironment", "load_taskset", "builtin_tasksets_dir",
-           "resolve_taskset_path"]
+           "resolve_taskset_path", "check_repository", "inside"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -97,11 +100,9 @@ class Taskset:
                                  t.patch, t.test_patch, t.test_files, t.tags, t.base_commit]).encode())
             if t.repo_dir not in seen and t.base_commit is None:
                 seen.add(t.repo_dir)
-                for f in sorted(p for p in t.repo_dir.rglob("*") if p.is_file()):
-                    if "__pycache__" in f.parts:
-                        continue
+                for f in sorted(_repo_entries(t.repo_dir)):
                     h.update(str(f.relative_to(t.repo_dir)).encode())
-                    h.update(f.read_bytes())
+                    h.update(os.readlink(f).encode() if f.is_symlink() else f.read_bytes())
         h.update(self.environment.model_dump_json().encode())
         return h.hexdigest()
 
@@ -138,12 +139,65 @@ def resolve_taskset_path(spec: str, base: Path | None = None) -> Path:
     raise InputError(f"taskset {spec!r} not found (not a path; built-in tasksets: {', '.join(names)})")
 
 
+def _repo_entries(root: Path) -> list[Path]:
+    """Files and symlinks under `root`, without following any link (caches skipped)."""
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        base = Path(folder)
+        out.extend(base / n for n in names)
+        out.extend(base / d for d in dirs if (base / d).is_symlink())
+    return out
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether `path`, with every symlink resolved, lies in `root` (itself resolved)."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def check_repository(root: Path, where: str) -> None:
+    """Refuse a repository that could reach outside itself: a symlink whose target resolves outside
+    `root` (or loops), or a special file (fifo, socket, device). Links inside stay links.
+
+    Raises:
+        InputError: naming the link and its target.
+    """
+    for path in sorted(_repo_entries(root)):
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            target = os.readlink(path)
+            try:
+                os.path.realpath(path, strict=True)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise InputError(f"{where}: symlink {path} -> {target} is a loop") from None
+            if not inside(path, root):
+                raise InputError(f"{where}: symlink {path} -> {target} leads outside the repository "
+                                 f"{root}; a task repository may only link inside itself") from None
+        elif not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise InputError(f"{where}: {path} is not a regular file, folder or symlink")
+
+
 def _split_cmd(cmd: str | list[str]) -> tuple[str, ...]:
     return tuple(shlex.split(cmd) if isinstance(cmd, str) else cmd)
 
 
 def _pydantic_problems(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+    """Each problem as `key.path: what was expected`, in the taskset's words (no class names)."""
+    out = []
+    for e in exc.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif e["type"] == "missing":
+            msg = "missing (required)"
+        elif e["type"] in ("model_type", "model_attributes_type", "dict_type"):
+            msg = f"expected a mapping (got {e.get('input')!r:.60})"
+        else:
+            msg = f"{e['msg']} (got {e.get('input')!r:.60})"
+        out.append(f"{loc}: {msg}")
+    return "; ".join(out)
 
 
 def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
@@ -161,31 +215,37 @@ def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
     file = folder / "taskset.yaml"
     if not file.exists():
         raise InputError(f"{folder}: no taskset.yaml (a taskset is a folder with taskset.yaml, or a .jsonl file)")
-    try:
-        raw = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as exc:
-        raise InputError(f"{file}: not valid YAML: {exc}") from exc
+    raw = read_yaml(file)
     try:
         spec = _TasksetFile.model_validate(raw)
     except ValidationError as exc:
         raise InputError(f"{file}: {_pydantic_problems(exc)}") from exc
-    tasks, seen = [], set()
+    tasks, seen, checked = [], set(), set()
     for i, entry in enumerate(spec.tasks):
         where = f"{file}: tasks.{i} ({entry.id})"
         if entry.id in seen:
             raise InputError(f"{where}: duplicate task id {entry.id!r}")
         seen.add(entry.id)
         repo_dir = folder / "repos" / entry.repo
+        if (not inside(repo_dir, folder / "repos") or not inside(folder / "repos", folder)
+                or repo_dir.resolve() == (folder / "repos").resolve()):
+            raise InputError(f"{where}.repo: {entry.repo!r} resolves to {repo_dir.resolve()}, outside "
+                             f"{folder / 'repos'}; expected a folder name in repos/")
         if not repo_dir.is_dir():
             raise InputError(f"{where}.repo: no folder repos/{entry.repo}")
+        if repo_dir not in checked:
+            check_repository(repo_dir, f"{where}.repo")
+            checked.add(repo_dir)
 
         def read_patch(key: str, rel: str | None) -> str | None:
             if rel is None:
                 return None
             p = folder / rel
+            if not inside(p, folder):
+                raise InputError(f"{where}.{key}: {rel!r} resolves to {p.resolve()}, outside the taskset {folder}")
             if not p.is_file():
                 raise InputError(f"{where}.{key}: no file {rel}")
-            return p.read_text()
+            return read_text(p)
 
         tasks.append(Task(
             id=entry.id, repo_dir=repo_dir.resolve(), problem_statement=entry.problem_statement.strip(),

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from ctxbench.harness.sandbox import ProcessResult, Sandbox, proc_stat, run_contained
-from ctxbench.harness.tasks import Task
+from ctxbench.harness.tasks import Task, check_repository
 from ctxbench.harness.testenv import test_env_vars
 
 __all__ = ["prepare_template", "remove_templates", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
@@ -163,24 +163,29 @@ def prepare_template(task: Task) -> Path:
     if cached is not None and cached.exists():
         return cached
     root = Path(tempfile.mkdtemp(prefix=f"ctxbench-template-{_owner_tag()}-", dir=work_root())) / "repo"
-    if task.base_commit:
-        root.mkdir()
-        archive = subprocess.run(["git", "archive", "--format=tar", task.base_commit],
-                                 cwd=task.repo_dir, capture_output=True)
-        if archive.returncode != 0:
-            raise GitError(f"{task.repo_dir}: cannot read {task.base_commit}: {archive.stderr.decode()[:300]}")
-        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
-    else:
-        shutil.copytree(task.repo_dir, root, ignore=shutil.ignore_patterns(*_IGNORED, ".git"))
-    # A bare-minimum .git (no sample hooks, no reflog, one pack file) keeps each run's copy small.
-    git(["init", "-q", "--template=", "-b", "main"], root)
-    git(["config", "core.logAllRefUpdates", "false"], root)
-    (root / ".git" / "info").mkdir(exist_ok=True)
-    (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
-    git(["add", "-A"], root)
-    git(["commit", "-q", "--no-verify", "-m", "base"], root)
-    git(["repack", "-a", "-d", "-q"], root)
-    git(["prune-packed"], root)
+    try:
+        if task.base_commit:
+            root.mkdir()
+            archive = subprocess.run(["git", "archive", "--format=tar", task.base_commit],
+                                     cwd=task.repo_dir, capture_output=True)
+            if archive.returncode != 0:
+                raise GitError(f"{task.repo_dir}: cannot read {task.base_commit}: {archive.stderr.decode()[:300]}")
+            subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+        else:  # links are copied as links, never followed (the taskset's loader refused any leading out)
+            shutil.copytree(task.repo_dir, root, symlinks=True, ignore=shutil.ignore_patterns(*_IGNORED, ".git"))
+        check_repository(root, f"task {task.id}")
+        # A bare-minimum .git (no sample hooks, no reflog, one pack file) keeps each run's copy small.
+        git(["init", "-q", "--template=", "-b", "main"], root)
+        git(["config", "core.logAllRefUpdates", "false"], root)
+        (root / ".git" / "info").mkdir(exist_ok=True)
+        (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
+        git(["add", "-A"], root)
+        git(["commit", "-q", "--no-verify", "-m", "base"], root)
+        git(["repack", "-a", "-d", "-q"], root)
+        git(["prune-packed"], root)
+    except BaseException:  # a half-built template is not left behind
+        shutil.rmtree(root.parent, ignore_errors=True)
+        raise
     _TEMPLATES[key] = root
     _TEMPLATE_STATE[root] = _tree_state(root)
     return root
