@@ -21,6 +21,7 @@ import ctypes
 import itertools
 import os
 import resource
+import select
 import selectors
 import shutil
 import signal
@@ -38,7 +39,10 @@ __all__ = ["ProcessResult", "ResourceLimits", "Sandbox", "run_contained", "bwrap
 
 SANDBOX_UID = 65534
 """Uid (and gid) the jailed command sees; it holds no capability whatever its number."""
-_POLL_S = 0.05
+_SCAN_S = 0.1
+"""How often the watchdog counts the sandbox's processes (where no pids cgroup can be made)."""
+_SILENT_S = 0.05
+_FALLBACK_POLL_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -370,18 +374,100 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def _kill_all(proc: subprocess.Popen, cgroup: _PidsCgroup | None) -> None:
-    """Kill the command's descendants first (so bwrap reaps its own and leaves no orphan), then the rest."""
-    for pid in _descendants(proc.pid):
-        _signal(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 1.0
-    while not _exited(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.01)
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux 5.3+), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _wait_exit(pid: int, pidfd: int | None, seconds: float) -> None:
+    """Until `pid` exits (not reaped) or `seconds` pass."""
+    if pidfd is not None:
+        poll = select.poll()
+        poll.register(pidfd, select.POLLIN)
+        poll.poll(int(seconds * 1000))
+        return
+    deadline = time.monotonic() + seconds
+    while not _exited(pid) and time.monotonic() < deadline:
+        time.sleep(_FALLBACK_POLL_S)
+
+
+class _Events:
+    """One selector over the command's output pipe and its exit (a pidfd): the wait wakes on output,
+    on exit or at a deadline, never on a polling tick. Without pidfd the exit is checked every
+    `_FALLBACK_POLL_S`."""
+
+    def __init__(self, proc: subprocess.Popen, pidfd: int | None, out: _CappedOutput) -> None:
+        assert proc.stdout is not None
+        self.pid = proc.pid
+        self.pidfd = pidfd
+        self.out = out
+        self.fd = proc.stdout.fileno()
+        os.set_blocking(self.fd, False)
+        self.eof = False
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.fd, selectors.EVENT_READ)
+        if pidfd is not None:
+            self.sel.register(pidfd, selectors.EVENT_READ)
+
+    def read(self) -> None:
+        """Everything the pipe holds now; unregisters it at end of file."""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.eof = True
+                self.sel.unregister(self.fd)
+                return
+            self.out.feed(chunk)
+
+    def wait(self, until: float) -> bool:
+        """Read output until the command exits (True) or `until` passes (False)."""
+        while (now := time.monotonic()) < until:
+            timeout = until - now if self.pidfd is not None else min(until - now, _FALLBACK_POLL_S)
+            ready = {key.fd for key, _ in self.sel.select(timeout)}
+            if self.fd in ready:
+                self.read()
+            exited = self.pidfd in ready if self.pidfd is not None else _exited(self.pid)
+            if exited:
+                return True
+        return _exited(self.pid)
+
+    def drain(self, until: float) -> None:
+        """After the kill: read until end of file, or until the pipe stays silent for `_SILENT_S`
+        (a writer that escaped the kill), or `until`."""
+        if self.pidfd is not None:
+            self.sel.unregister(self.pidfd)
+        while not self.eof and (now := time.monotonic()) < until:
+            if not self.sel.select(min(_SILENT_S, until - now)):
+                return
+            self.read()
+
+    def close(self) -> None:
+        self.sel.close()
+
+
+def _kill_all(proc: subprocess.Popen, cgroup: _PidsCgroup | None, pidfd: int | None) -> None:
+    """Kill the command's descendants first (so bwrap reaps its own and leaves no orphan), then the rest.
+
+    Once the leader has exited, its children belong to init and a scan of its descendants finds
+    nothing: the process group and the cgroup are then what catch stragglers.
+    """
+    running = not _exited(proc.pid)
+    if running:
+        for pid in _descendants(proc.pid):
+            _signal(pid, signal.SIGKILL)
+        _wait_exit(proc.pid, pidfd, 1.0)
     _signal(-proc.pid, signal.SIGKILL)  # the leader is not reaped yet, so the group id is still ours
     if cgroup is not None:
         cgroup.kill()
-    for pid in _descendants(proc.pid):
-        _signal(pid, signal.SIGKILL)
+    if running:
+        for pid in _descendants(proc.pid):
+            _signal(pid, signal.SIGKILL)
     proc.wait()
 
 
@@ -411,51 +497,32 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
         if cgroup is not None:
             cgroup.remove()
         raise
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
     out = _CappedOutput(output_cap)
-    timed_out, limit_hit, eof = False, None, False
+    timed_out, limit_hit = False, None
     deadline = start + timeout_s
-    next_scan = 0.0
-
-    def drain(until: float) -> None:
-        nonlocal eof
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while not eof and (now := time.monotonic()) < until:
-                if not sel.select(min(_POLL_S, until - now)):
-                    if until - now <= _POLL_S or _exited(proc.pid):
-                        return
-                    continue
-                while True:
-                    try:
-                        chunk = os.read(fd, 1 << 20)
-                    except BlockingIOError:
-                        break
-                    if not chunk:
-                        eof = True
-                        break
-                    out.feed(chunk)
-
+    pidfd = _pidfd(proc.pid)
+    events = None
     try:
-        while not _exited(proc.pid):
-            now = time.monotonic()
-            if now >= deadline:
+        events = _Events(proc, pidfd, out)
+        while True:
+            if not watchdog:
+                timed_out = not events.wait(deadline)
+                break
+            if events.wait(min(deadline, time.monotonic() + _SCAN_S)):
+                break
+            if time.monotonic() >= deadline:
                 timed_out = True
                 break
-            if eof:
-                time.sleep(_POLL_S)
-            else:
-                drain(min(deadline, now + 2 * _POLL_S))
-            if watchdog and now >= next_scan:
-                next_scan = now + 2 * _POLL_S
-                if len(_descendants(proc.pid)) > limits.processes:
-                    limit_hit = "processes"
-                    break
+            if len(_descendants(proc.pid)) > limits.processes:
+                limit_hit = "processes"
+                break
     finally:
-        _kill_all(proc, cgroup)
-        drain(time.monotonic() + 1.0)
+        _kill_all(proc, cgroup, pidfd)
+        if events is not None:
+            events.drain(time.monotonic() + 1.0)
+            events.close()
+        if pidfd is not None:
+            os.close(pidfd)
         proc.stdout.close()
         if cgroup is not None:
             cgroup.remove()
