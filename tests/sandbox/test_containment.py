@@ -125,6 +125,29 @@ def test_watchdog_kills_the_sandbox_where_no_cgroup_can_be_made(scratch, monkeyp
     assert sandbox_module._descendants(os.getpid()) == []
 
 
+@pytest.mark.parametrize("setup", ["exec chain", "fork"])
+def test_the_command_starts_limited_in_its_cgroup_and_dies_with_the_harness(scratch, monkeypatch, setup):
+    """Both ways of setting the command up (util-linux execs; a fork running `_child_setup`) give it the
+    same limits, cgroup, parent-death signal and fixed addresses before it runs."""
+    if setup == "fork":
+        monkeypatch.setattr(sandbox_module, "_setup_tools", lambda: None)
+    elif sandbox_module._setup_tools() is None:
+        pytest.skip("setpriv, setarch or prlimit missing")
+    code = ("import ctypes, resource\nsig = ctypes.c_int()\nctypes.CDLL(None).prctl(2, ctypes.byref(sig))\n"
+            "print('PDEATHSIG', sig.value)\nprint('PERSONALITY', open('/proc/self/personality').read().strip())\n"
+            "print('LIMITS', [resource.getrlimit(r) for r in (resource.RLIMIT_CPU, resource.RLIMIT_AS,"
+            " resource.RLIMIT_FSIZE, resource.RLIMIT_CORE)])\n"
+            "print('CGROUP', [l for l in open('/proc/self/cgroup').read().splitlines() if 'ctxbench-' in l])")
+    limits = ResourceLimits(address_space=3 * 1024**3, file_size=10 * 1024**2)
+    r = run(scratch, code, Sandbox("none", limits=limits), timeout=20)
+    assert r.exit_code == 0, r.output
+    assert "PDEATHSIG 9" in r.output
+    assert int(r.output.split("PERSONALITY ")[1].split()[0], 16) & 0x0040000
+    assert f"LIMITS [(25, 25), ({3 * 1024**3}, {3 * 1024**3}), ({10 * 1024**2}, {10 * 1024**2}), (0, 0)]" in r.output
+    if process_limit_mechanism() == "cgroup":
+        assert "CGROUP []" not in r.output, r.output
+
+
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_timeout_kills_children_even_those_in_a_new_session(scratch, mode):
     if mode == "bwrap" and sandbox_module.bwrap_available():
