@@ -5,17 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["ExperimentConfig", "ModelConfig", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
-           "load_config", "apply_overrides", "config_hash", "DEFAULT_SYSTEM_PROMPT"]
+           "load_config", "apply_overrides", "select_strategies", "config_hash",
+           "DEFAULT_SYSTEM_PROMPT"]
 
 DEFAULT_SYSTEM_PROMPT = """You are a careful software engineer fixing a bug in a repository.
 Use the tools to run the tests, search the code, read files and edit them. Make the smallest
@@ -61,6 +63,7 @@ class TasksetSpec(_Strict):
     ids: list[str] | None = None
     include_tags: list[str] | None = None
     exclude_tags: list[str] | None = None
+    limit: int | None = Field(None, ge=1, description="Only the first N tasks (after ids and tags), in taskset order.")
     repos: str | None = Field(None, description="For .jsonl tasksets: folder of local git repositories `<owner>__<name>`.")
 
 
@@ -111,12 +114,9 @@ class ExperimentConfig(_Strict):
 
     @model_validator(mode="after")
     def _checks(self) -> ExperimentConfig:
-        keys = [s.key for s in self.strategies]
-        dup = {k for k in keys if keys.count(k) > 1}
-        if dup:
-            raise ValueError(f"strategies: duplicate names {sorted(dup)}; give each a distinct `label`")
-        if self.system_prompt and self.system_prompt_file:
-            raise ValueError("give system_prompt or system_prompt_file, not both")
+        problems = _cross_problems([s.model_dump() for s in self.strategies], self.system_prompt, self.system_prompt_file)
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     def resolved_system_prompt(self, base: Path) -> str:
@@ -127,6 +127,18 @@ class ExperimentConfig(_Strict):
     @property
     def resolved_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
+
+
+def _cross_problems(strategies: list[dict[str, Any]], system_prompt: Any, system_prompt_file: Any) -> list[str]:
+    """Checks across keys (each a `key: problem` line), shared by the model and `load_config`."""
+    problems = []
+    keys = [s.get("label") or s.get("name") for s in strategies]
+    dup = sorted({k for k in keys if k is not None and keys.count(k) > 1})
+    if dup:
+        problems.append(f"strategies: {', '.join(dup)} appear twice; give each a distinct `label`")
+    if system_prompt and system_prompt_file:
+        problems.append("system_prompt: give system_prompt or system_prompt_file, not both")
+    return problems
 
 
 def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
@@ -165,17 +177,91 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return data
 
 
-def _describe(errors: list[dict[str, Any]]) -> str:
-    lines = []
-    for e in errors:
-        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        msg = e["msg"]
-        if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        elif "input" in e and e["type"] not in ("missing",):
-            msg = f"{msg} (got {e['input']!r})"
-        lines.append(f"  {loc}: {msg}")
-    return "\n".join(lines)
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The config model found at a key path (list indexes skipped), or None past a free-form mapping."""
+    model: type[BaseModel] = ExperimentConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return None
+        nested = [inner for arg in (field.annotation, *typing.get_args(field.annotation))
+                  for inner in (arg, *typing.get_args(arg)) if isinstance(inner, type) and issubclass(inner, BaseModel)]
+        if not nested:
+            return None
+        model = nested[0]
+    return model
+
+
+_PLAIN_WORDS = {
+    "missing": "missing (required)",
+    "model_type": "expected a mapping",
+    "dict_type": "expected a mapping",
+    "list_type": "expected a list",
+    "string_type": "expected a string",
+    "int_type": "expected a whole number",
+    "int_parsing": "expected a whole number",
+    "int_from_float": "expected a whole number",
+    "float_type": "expected a number",
+    "float_parsing": "expected a number",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+}
+
+
+def _describe(error: dict[str, Any]) -> str:
+    """One pydantic error as `key.path: problem`, in our words rather than pydantic's internal names."""
+    loc = tuple(error["loc"])
+    where = ".".join(str(p) for p in loc) or "(top level)"
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        model = _model_at(loc[:-1])
+        hint = did_you_mean(str(loc[-1]), model.model_fields) if model else ""
+        return f"{where}: unknown key{hint}"
+    if kind == "value_error":
+        return f"{where}: {error['msg'].removeprefix('Value error, ')}"
+    msg = _PLAIN_WORDS.get(kind, error["msg"].replace("Input should be", "expected"))
+    if kind != "missing" and "input" in error:
+        msg = f"{msg} (got {error['input']!r})"
+    return f"{where}: {msg}"
+
+
+def _strategy_problems(strategies: Any) -> list[str]:
+    """Unknown strategies and bad parameters, for every arm whose shape is right."""
+    from ctxbench.strategies import StrategyError, get_strategy_class, param_problems
+
+    if not isinstance(strategies, list):
+        return []
+    problems = []
+    for i, spec in enumerate(strategies):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            continue
+        try:
+            get_strategy_class(spec["name"])
+        except StrategyError as exc:
+            problems.append(f"strategies.{i}.name: {exc}")
+            continue
+        params = spec.get("params") or {}
+        if isinstance(params, dict):
+            problems += [f"strategies.{i}.{p}" for p in param_problems(spec["name"], params)]
+    return problems
+
+
+def select_strategies(strategies: Any, names: list[str]) -> list[Any]:
+    """Only the arms named in `names` (each arm's label, or its name when it has none), in file order.
+
+    Raises:
+        InputError: a name that is no arm of the experiment (with the closest arm).
+    """
+    arms = [s for s in strategies if isinstance(s, dict)] if isinstance(strategies, list) else []
+    keys = [s.get("label") or s.get("name") for s in arms]
+    unknown = [n for n in names if n not in keys]
+    if unknown:
+        lines = [f"--strategies: {n!r} is not an arm of the experiment{did_you_mean(n, keys)} "
+                 f"(arms: {', '.join(map(str, keys))})" for n in unknown]
+        raise InputError(*lines)
+    return [arm for arm, key in zip(arms, keys) if key in names]
 
 
 def builtin_experiments_dir() -> Path:
@@ -195,11 +281,17 @@ def resolve_experiment_path(spec: str | Path) -> Path:
     raise InputError(f"{spec}: no such experiment file (built-in experiments: {', '.join(names)})")
 
 
-def load_config(path: str | Path, overrides: list[str] | None = None) -> ExperimentConfig:
+def load_config(path: str | Path, overrides: list[str] | None = None,
+                strategies: list[str] | None = None) -> ExperimentConfig:
     """Read, override and validate an experiment file; strategy names and params are checked too.
 
+    Args:
+        path: The experiment file, or the name of a built-in experiment.
+        overrides: `KEY.PATH=VALUE` items, applied in order before validation.
+        strategies: Keep only these arms (by label, or name), as `--strategies` does.
+
     Raises:
-        InputError: naming the file, the key path and what was expected.
+        InputError: every problem of the file at once, one `file: key.path: problem` line each.
     """
     path = resolve_experiment_path(path)
     if not path.is_file():
@@ -210,17 +302,24 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Experim
     if isinstance(data.get("taskset"), str):
         data["taskset"] = {"path": data["taskset"]}
     data = apply_overrides(data, overrides or [])
+    if strategies:
+        data["strategies"] = select_strategies(data.get("strategies"), strategies)
+    problems: list[str] = []
+    config = None
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as exc:
-        raise InputError(f"{path}: invalid experiment config\n{_describe(exc.errors())}") from exc
-    from ctxbench.strategies import StrategyError, validate_params
-
-    for i, spec in enumerate(config.strategies):
-        try:
-            validate_params(spec.name, spec.params)
-        except StrategyError as exc:
-            raise InputError(f"{path}: strategies.{i}: {exc}") from exc
+        problems += [_describe(e) for e in exc.errors() if e["loc"] or e["type"] != "value_error"]
+        arms = data.get("strategies")
+        if isinstance(arms, list):
+            problems += _cross_problems([a for a in arms if isinstance(a, dict)], data.get("system_prompt"),
+                                        data.get("system_prompt_file"))
+        else:
+            problems += _cross_problems([], data.get("system_prompt"), data.get("system_prompt_file"))
+    problems += _strategy_problems(data.get("strategies"))
+    if problems:
+        raise InputError(*(f"{path}: {p}" for p in dict.fromkeys(problems)))
+    assert config is not None
     return config
 
 

@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
-__all__ = ["InputError"]
+import difflib
+from typing import Iterable
+
+__all__ = ["InputError", "did_you_mean"]
 
 
 class InputError(Exception):
-    """Bad user input (config, taskset, results folder): message names the file and the key."""
+    """Bad user input (config, taskset, results folder): message names the file and the key.
+
+    Several problems found at once are given as several arguments, one line each; the command line
+    prints each as its own `error:` line.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str = "", *more: str) -> None:
+        super().__init__("\n".join((message, *more)))
+        self.problems: tuple[str, ...] = (message, *more)
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`"; did you mean 'x'?"` when one of `choices` is close to `name`, else an empty string."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -198,7 +198,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     spec = config.taskset
     path = resolve_taskset_path(spec.path, config_dir)
     repos = (config_dir / spec.repos) if spec.repos else None
-    taskset = load_taskset(path, repos).select(spec.ids, spec.include_tags, spec.exclude_tags)
+    taskset = load_taskset(path, repos).select(spec.ids, spec.include_tags, spec.exclude_tags, spec.limit)
     system_prompt = config.resolved_system_prompt(config_dir)
     budget = make_budget(config, system_prompt)
     if budget.available <= 0:

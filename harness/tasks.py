@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["Task", "Taskset", "TasksetEnvironment", "load_taskset", "builtin_tasksets_dir",
@@ -107,18 +107,19 @@ class Taskset:
         return h.hexdigest()
 
     def select(self, ids: list[str] | None = None, include_tags: list[str] | None = None,
-               exclude_tags: list[str] | None = None) -> Taskset:
-        known = {t.id for t in self.tasks}
-        for i in ids or []:
-            if i not in known:
-                raise InputError(f"taskset {self.name}: no task with id {i!r}")
+               exclude_tags: list[str] | None = None, limit: int | None = None) -> Taskset:
+        """The tasks with any of `ids` and `include_tags` and none of `exclude_tags`; then the first `limit`."""
+        known = [t.id for t in self.tasks]
+        unknown = [i for i in ids or [] if i not in known]
+        if unknown:
+            raise InputError(*(f"taskset {self.name}: no task with id {i!r}{did_you_mean(i, known)}" for i in unknown))
         tasks = [t for t in self.tasks
                  if (not ids or t.id in ids)
                  and (not include_tags or set(include_tags) & set(t.tags))
                  and not (set(exclude_tags or []) & set(t.tags))]
         if not tasks:
             raise InputError(f"taskset {self.name}: the filters leave no task")
-        return Taskset(self.name, self.path, tuple(tasks), self.environment)
+        return Taskset(self.name, self.path, tuple(tasks[:limit]), self.environment)
 
 
 def builtin_tasksets_dir() -> Path:

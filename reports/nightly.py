@@ -221,7 +221,7 @@ def nightly_run_dir(history_dir: Path, now: datetime | None = None) -> Path:
 
 
 def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: float = DEFAULT_TOKEN_RATIO,
-                overrides: list[str] | None = None) -> NightlyOutcome:
+                overrides: list[str] | None = None, strategies: list[str] | None = None) -> NightlyOutcome:
     """Run an experiment into `<history>/<UTC date-time>/`, write its report, then `nightly_check`.
 
     Raises:
@@ -232,9 +232,10 @@ def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: fl
     from ctxbench.harness.runner import prepare, run_experiment
 
     experiment, history_dir = resolve_experiment_path(experiment), Path(history_dir)
-    config = load_config(experiment, overrides)
+    config = load_config(experiment, overrides, strategies)
     run_dir = nightly_run_dir(history_dir)
     ctx = prepare(config, experiment.resolve().parent, run_dir)
+    history_dir.mkdir(parents=True, exist_ok=True)
     run_experiment(ctx)
     write_report(run_dir)
     return nightly_check(history_dir, run_dir, token_ratio)

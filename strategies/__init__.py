@@ -7,6 +7,7 @@ from ctxbench.strategies.registry import (
     available_strategies,
     create_strategy,
     get_strategy_class,
+    param_problems,
     register_strategy,
     validate_params,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "available_strategies",
     "create_strategy",
     "get_strategy_class",
+    "param_problems",
     "register_strategy",
     "validate_params",
 ]

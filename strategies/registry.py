@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 from ctxbench.harness.repo_view import RepoView
 
 __all__ = ["register_strategy", "get_strategy_class", "available_strategies", "create_strategy",
-           "validate_params", "StrategyError", "StrategyServices", "ENTRY_POINT_GROUP"]
+           "validate_params", "param_problems", "StrategyError", "StrategyServices", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "ctxbench.strategies"
 
@@ -82,16 +82,39 @@ def get_strategy_class(name: str) -> type:
     return registry[name]
 
 
-def validate_params(name: str, params: dict[str, Any] | None) -> BaseModel:
-    """Validate `params` for strategy `name`; unknown parameters are errors."""
+def param_problems(name: str, params: dict[str, Any] | None) -> list[str]:
+    """Each problem of `params` for strategy `name` as one `params.key: problem` line (empty when valid).
+
+    Unknown parameters say "did you mean …" when a close name exists.
+    """
     cls = get_strategy_class(name)
     try:
-        return cls.Params(**(params or {}))
+        cls.Params(**(params or {}))
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(params)'}: {e['msg']}" for e in exc.errors()
-        )
-        raise StrategyError(f"invalid params for strategy {name!r}: {problems}") from exc
+        return [_describe_param(name, cls, e) for e in exc.errors()]
+    except TypeError as exc:
+        return [f"params: {exc}"]
+    return []
+
+
+def _describe_param(name: str, cls: type, error: dict[str, Any]) -> str:
+    where = ".".join(["params", *(str(p) for p in error["loc"])])
+    if error["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(str(error["loc"][-1]), cls.Params.model_fields, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; parameters: {', '.join(cls.Params.model_fields) or 'none'}"
+        return f"{where}: unknown parameter of strategy {name!r}{hint}"
+    msg = error["msg"].removeprefix("Value error, ").replace("Input should be", "expected")
+    if error["type"] != "missing" and error["type"] != "value_error" and "input" in error:
+        msg = f"{msg} (got {error['input']!r})"
+    return f"{where}: {msg}"
+
+
+def validate_params(name: str, params: dict[str, Any] | None) -> BaseModel:
+    """Validate `params` for strategy `name`; unknown parameters are errors."""
+    problems = param_problems(name, params)
+    if problems:
+        raise StrategyError(f"invalid params for strategy {name!r}: {'; '.join(problems)}")
+    return get_strategy_class(name).Params(**(params or {}))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except InputError as exc:
-            click.echo(f"error: {exc}", err=True)
+            for problem in exc.problems:
+                click.echo(f"error: {problem}", err=True)
             sys.exit(exc.exit_code)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.cli.options import experiment_options, shortcut_overrides
 
 
 @click.command()
@@ -16,9 +16,9 @@ from ctxbench.harness.errors import InputError
               help="Folder of nightly runs; this run goes into HISTORY/<UTC date-time>/.")
 @click.option("--token-ratio", type=click.FloatRange(min=1.0), default=1.2, show_default=True,
               help="A rise in mean tokens counts as a regression when its 95% interval lies above this ratio.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-              help="Override any config key; the value is parsed as YAML. Repeatable.")
-def nightly(experiment: Path, history: Path, token_ratio: float, overrides: tuple[str, ...]) -> None:
+@experiment_options
+def nightly(experiment: Path, history: Path, token_ratio: float, overrides: tuple[str, ...],
+            strategies: list[str] | None, **shortcuts: object) -> None:
     """Run EXPERIMENT into the history, compare with the previous comparable run, write the trend.
 
     Exits 1 when a strategy regressed (completion fell, McNemar p < 0.05; or tokens rose beyond
@@ -27,12 +27,8 @@ def nightly(experiment: Path, history: Path, token_ratio: float, overrides: tupl
     from ctxbench.harness.runner import ExperimentAborted
     from ctxbench.reports import run_nightly
 
-    history.mkdir(parents=True, exist_ok=True)
     try:
-        outcome = run_nightly(experiment, history, token_ratio, list(overrides))
-    except InputError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        outcome = run_nightly(experiment, history, token_ratio, shortcut_overrides(overrides, **shortcuts), strategies)
     except ExperimentAborted as exc:
         click.echo(f"error: experiment stopped: {exc}", err=True)
         sys.exit(3)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
 import click
 
+from ctxbench.harness.cli.options import experiment_options, shortcut_overrides
 from ctxbench.harness.config import load_config, resolve_experiment_path
 from ctxbench.harness.errors import InputError
 
@@ -17,41 +19,42 @@ from ctxbench.harness.errors import InputError
               help="Results folder (default: output_dir from the config, or results/<name>-<time>).")
 @click.option("--repeats", type=click.IntRange(1), help="Override `repeats`.")
 @click.option("--workers", type=click.IntRange(1), help="Override `workers`.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-              help="Override any config key; the value is parsed as YAML. Repeatable.")
+@experiment_options
 @click.option("--resume", is_flag=True, help="Continue an interrupted experiment in --output: run only what is missing.")
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
 def run(experiment: Path, output: Path | None, repeats: int | None, workers: int | None,
-        overrides: tuple[str, ...], resume: bool, no_report: bool) -> None:
+        overrides: tuple[str, ...], strategies: list[str] | None, resume: bool, no_report: bool,
+        **shortcuts: object) -> None:
     """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
     from ctxbench.harness.runner import ExperimentAborted, prepare, run_experiment
     from ctxbench.harness.summary import print_summary
 
-    extra = list(overrides)
+    extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:
         extra.append(f"repeats={repeats}")
     if workers is not None:
         extra.append(f"workers={workers}")
-    experiment = resolve_experiment_path(experiment)
-    config = load_config(experiment, extra)
+    path = resolve_experiment_path(experiment)
+    config = load_config(path, extra, strategies)
     if resume and output is None and config.output_dir is None:
         raise InputError("--resume needs --output DIR (or output_dir in the config)")
-    ctx = prepare(config, experiment.parent.resolve(), output)
+    ctx = prepare(config, path.parent.resolve(), output)
     click.echo(f"ctxbench: {config.name}: {len(config.strategies)} strategies x {len(ctx.taskset.tasks)} tasks x "
                f"{config.repeats} repeats -> {ctx.output_dir}", err=True)
     if config.model.provider == "sim":
         click.echo("ctxbench: model `sim` is the built-in simulator, a stand-in for a model, not a model.", err=True)
+    again = resume_command(experiment, extra, strategies, ctx.output_dir)
     try:
         results = run_experiment(ctx, resume=resume)
     except ExperimentAborted as exc:
-        click.echo(f"error: experiment stopped: {exc}", err=True)
+        click.echo(f"error: experiment stopped: {exc}\ncontinue with\n  {again}", err=True)
         sys.exit(3)
     except KeyboardInterrupt:
         from ctxbench.harness.results import read_results
 
         recorded = len(read_results(ctx.output_dir / "runs.jsonl"))
-        click.echo(f"\ninterrupted: {recorded} runs are recorded in {ctx.output_dir}; continue with\n"
-                   f"  ctxbench run {experiment} --output {ctx.output_dir} --resume", err=True)
+        click.echo(f"\ninterrupted: {recorded} runs are recorded in {ctx.output_dir}; continue with\n  {again}",
+                   err=True)
         sys.exit(130)
     print_summary(results)
     if not no_report:
@@ -59,3 +62,12 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
 
         paths = write_report(ctx.output_dir)
         click.echo(f"report: {paths.markdown}", err=True)
+
+
+def resume_command(experiment: Path, overrides: list[str], strategies: list[str] | None, output: Path) -> str:
+    """The command that continues this experiment from any folder: absolute paths, the same overrides."""
+    spec = str(experiment) if len(experiment.parts) == 1 and not experiment.exists() else str(experiment.resolve())
+    words = ["ctxbench", "run", spec, *(w for item in overrides for w in ("--set", item))]
+    if strategies:
+        words += ["--strategies", ",".join(strategies)]
+    return shlex.join([*words, "--output", str(output.resolve()), "--resume"])

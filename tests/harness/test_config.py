@@ -20,10 +20,10 @@ def test_defaults_and_overrides(experiment_file):
 
 @pytest.mark.parametrize("overrides, expected", [
     ({"colour": "blue"}, "colour: unknown key"),
-    ({"repeats": "many"}, "repeats: Input should be a valid integer"),
+    ({"repeats": "many"}, "repeats: expected a whole number (got 'many')"),
     ({"model": {"context_window": -5}}, "model.context_window"),
     ({"strategies": [{"name": "baselin"}]}, "unknown strategy 'baselin'; did you mean 'baseline'?"),
-    ({"strategies": [{"name": "baseline", "params": {"x": 1}}]}, "invalid params for strategy 'baseline'"),
+    ({"strategies": [{"name": "baseline", "params": {"x": 1}}]}, "strategies.0.params.x: unknown parameter of strategy 'baseline'"),
 ])
 def test_config_errors_exit_2_with_file_and_key(experiment_file, tmp_path, overrides, expected):
     path = experiment_file(**overrides)

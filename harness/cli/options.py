@@ -1,0 +1,75 @@
+"""Options shared by commands that run an experiment (`run`, `nightly`): `--set` and its shortcuts.
+
+Each shortcut is the same as one documented `--set` (the table below is the one place that says
+which); `--strategies` keeps a subset of the file's arms.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+from typing import Any, Callable
+
+import click
+
+from ctxbench.harness.config import ModelConfig
+
+__all__ = ["experiment_options", "SHORTCUTS", "shortcut_overrides"]
+
+SHORTCUTS: dict[str, str] = {
+    "limit": "taskset.limit",
+    "tasks": "taskset.ids",
+    "tags": "taskset.include_tags",
+    "model": "model.name",
+    "provider": "model.provider",
+    "base_url": "model.base_url",
+    "api_key_env": "model.api_key_env",
+}
+"""Shortcut option (its parameter name) -> the config key it sets."""
+
+
+def _comma_list(ctx: click.Context, param: click.Parameter, value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise click.BadParameter("expected a comma-separated list of names")
+    return items
+
+
+_OPTIONS = [
+    click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
+                 help="Override any config key; the value is parsed as YAML. Repeatable."),
+    click.option("--limit", type=click.IntRange(1), metavar="N",
+                 help="Only the first N tasks (after --tasks/--tags); same as --set taskset.limit=N."),
+    click.option("--tasks", callback=_comma_list, metavar="ID,…",
+                 help="Only these tasks; same as --set 'taskset.ids=[ID,…]'."),
+    click.option("--tags", callback=_comma_list, metavar="TAG,…",
+                 help="Only tasks with any of these tags; same as --set 'taskset.include_tags=[TAG,…]'."),
+    click.option("--strategies", "strategies", callback=_comma_list, metavar="NAME,…",
+                 help="Only these arms of the experiment (by label, or name), in the file's order."),
+    click.option("--model", metavar="NAME", help="Model name sent to the provider; same as --set model.name=NAME."),
+    click.option("--provider", type=click.Choice(typing.get_args(ModelConfig.model_fields["provider"].annotation)),
+                 help="Same as --set model.provider=P."),
+    click.option("--base-url", metavar="URL",
+                 help="Endpoint of an OpenAI-compatible server; same as --set model.base_url=URL."),
+    click.option("--api-key-env", metavar="VAR",
+                 help="Name of the environment variable holding the API key; same as --set model.api_key_env=VAR."),
+]
+
+
+def experiment_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add `--set` and the shortcuts; the command receives `overrides`, `strategies` and one parameter
+    per entry of SHORTCUTS (pass them to `shortcut_overrides`)."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+def shortcut_overrides(overrides: tuple[str, ...], **shortcuts: Any) -> list[str]:
+    """The `--set` items, then one `KEY.PATH=VALUE` per shortcut given (values as JSON, which YAML reads)."""
+    out = list(overrides)
+    for name, value in shortcuts.items():
+        if value is not None:
+            out.append(f"{SHORTCUTS[name]}={json.dumps(value)}")
+    return out
