@@ -108,7 +108,7 @@ def test_the_resume_hint_works_from_any_folder(tmp_path):
     here.mkdir(), elsewhere.mkdir()
     (here / "exp.yaml").write_text(yaml.safe_dump({
         "name": "hint", "taskset": str(ROOT / "tasksets" / "smoke"), "strategies": [{"name": "baseline"}],
-        "repeats": 4, "workers": 1, "sandbox": "none"}))
+        "repeats": 4, "workers": 2, "sandbox": "none"}))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CTXBENCH_WORKDIR": str(tmp_path / "work")}
     proc = subprocess.Popen(ctxbench("run", "exp.yaml", "--output", "out", "--no-report", "--limit", "1",
                                      "--set", "limits.max_turns=25"), cwd=here, env=env,
