@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import socket
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, Iterator
 
@@ -18,13 +20,18 @@ from ctxbench.harness.models.base import FatalModelError
 from ctxbench.harness.results import RunResult
 from ctxbench.harness.sandbox import die_with_parent
 
-__all__ = ["execute", "Progress"]
+__all__ = ["execute", "Progress", "ProgressCounts", "progress_line", "shorten_middle"]
 
 
 class Progress:
-    """done / total, completion so far and ETA: one updating line on a terminal, plain lines otherwise."""
+    """done / total, completion so far and ETA: one updating line on a terminal, plain lines otherwise.
 
-    def __init__(self, total: int, already_done: int = 0, stream: Any = None, every_s: float = 5.0) -> None:
+    On a terminal the line always fits its width (read at every update, so a resized window is
+    followed): a line that wrapped could not be erased by the next update.
+    """
+
+    def __init__(self, total: int, already_done: int = 0, stream: Any = None, every_s: float = 5.0,
+                 columns: int | None = None) -> None:
         self.total = total
         self.done = already_done
         self.start_done = already_done
@@ -32,6 +39,7 @@ class Progress:
         self.finished_now = 0
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.columns = columns
         self.start = time.monotonic()
         self.every_s = every_s
         self.last_print: float | None = None
@@ -44,17 +52,64 @@ class Progress:
         elapsed = now - self.start
         rate = self.finished_now / elapsed if elapsed > 0 else 0
         eta = (self.total - self.done) / rate if rate else 0
-        line = (f"[{self.done}/{self.total}] resolved {self.resolved}/{self.finished_now} "
-                f"({100 * self.resolved / self.finished_now:.0f}%) ETA {_fmt(eta)}  "
-                f"last: {result.run_id} {'ok' if result.resolved else result.failure_reason}")
+        counts = ProgressCounts(self.done, self.total, self.resolved, self.finished_now, _fmt(eta))
+        outcome = "ok" if result.resolved else str(result.failure_reason)
         if self.tty:
-            self.stream.write("\r\x1b[2K" + line)
+            self.stream.write("\r\x1b[2K" + progress_line(counts, result.run_id, outcome, self._width()))
             if self.done == self.total:
                 self.stream.write("\n")
             self.stream.flush()
         elif self.last_print is None or now - self.last_print >= self.every_s or self.done == self.total:
             self.last_print = now
-            print(line, file=self.stream, flush=True)
+            print(progress_line(counts, result.run_id, outcome), file=self.stream, flush=True)
+
+    def _width(self) -> int:
+        if self.columns:
+            return self.columns
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns or 80
+        except (AttributeError, OSError, ValueError):
+            return shutil.get_terminal_size().columns
+
+
+@dataclass(frozen=True)
+class ProgressCounts:
+    done: int
+    total: int
+    resolved: int
+    finished: int
+    """Runs finished by this process (a resumed experiment's earlier runs are not counted)."""
+    eta: str
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """`text` if it fits in `width` characters, else its start and end around `…`."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1 + 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def progress_line(c: ProgressCounts, run_id: str, outcome: str, width: int | None = None) -> str:
+    """The progress line, fitted to `width` columns when given (the last column is left free, since
+    writing into it makes some terminals wrap): the run id is shortened in the middle first, then
+    the words around it go; the outcome stays visible down to a very narrow terminal."""
+    pct = f"{100 * c.resolved / c.finished:.0f}%" if c.finished else "-"
+    full_head = f"[{c.done}/{c.total}] resolved {c.resolved}/{c.finished} ({pct}) ETA {c.eta}"
+    if width is None:
+        return f"{full_head}  last: {run_id} {outcome}"
+    room = width - 1
+    short_head = f"[{c.done}/{c.total}] {pct} ETA {c.eta}"
+    shortest_head = f"[{c.done}/{c.total}] {pct}"
+    for head, label, min_id in ((full_head, "  last: ", 16), (full_head, "  ", 12), (short_head, " ", 8),
+                                (shortest_head, " ", 8)):
+        fixed = len(head) + len(label) + 1 + len(outcome)
+        if len(run_id) + fixed <= room or room - fixed >= min_id:
+            return f"{head}{label}{shorten_middle(run_id, room - fixed)} {outcome}"
+    counter = f"[{c.done}/{c.total}] {outcome}"
+    return counter if len(counter) <= room else shorten_middle(outcome, room)
 
 
 def _fmt(seconds: float) -> str:
