@@ -16,7 +16,7 @@ from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
 
 __all__ = ["AgentOutcome", "run_agent"]
 
-_LOSS_ACTIONS = {"trimmed", "evicted", "summarized"}
+_LOSS_ACTIONS = {"trimmed", "masked", "evicted", "summarized"}
 
 
 @dataclass

@@ -10,7 +10,7 @@ from ctxbench.harness.tokens import TokenCounter
 __all__ = ["Budget", "Component", "StrategyAction", "ContextLedger", "Context", "ContextOverflow"]
 
 Component = Literal["system", "task", "pinned", "history", "tool_output", "files", "summary"]
-ActionKind = Literal["trimmed", "evicted", "summarized", "injected", "selected", "skipped"]
+ActionKind = Literal["trimmed", "masked", "evicted", "summarized", "injected", "selected", "skipped"]
 
 
 class ContextOverflow(Exception):

@@ -11,7 +11,8 @@ from ctxbench.strategies.registry import (
     register_strategy,
     validate_params,
 )
-from ctxbench.strategies import baseline, budget_planner, file_selector, summarizer, trimmer  # noqa: F401,E402  (registers)
+from ctxbench.strategies import (baseline, budget_planner, file_selector, observation_masking,  # noqa: F401,E402
+                                 summarizer, trimmer)  # (registers)
 
 __all__ = [
     "ENTRY_POINT_GROUP",

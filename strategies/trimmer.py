@@ -51,6 +51,8 @@ def tool_component(obs: Observation) -> Literal["files", "tool_output"]:
 class Trimmer:
     """Every turn kept; each tool output over `limit` characters cut to head + marker + tail.
 
+    The last `keep_recent` observations are never cut (by default the latest: the file the agent
+    has just read is what it asked to see).
     Output that carries an error (see `carries_error`) is kept whole up to `hard_cap` characters
     when `preserve_errors` is set, then cut the same way. The budget is not enforced: this
     strategy changes only the size of single outputs.
@@ -65,6 +67,7 @@ class Trimmer:
         head_ratio: float = Field(0.5, ge=0, le=1, description="Share of the kept characters taken from the head; the rest comes from the tail.")
         preserve_errors: bool = Field(True, description="Keep outputs that carry an error whole, up to hard_cap characters.")
         hard_cap: int = Field(20000, ge=1, description="Characters an error output may keep before it, too, is cut.")
+        keep_recent: int = Field(1, ge=0, description="Most recent tool observations never cut.")
 
         @model_validator(mode="after")
         def _cap_above_limit(self) -> "Trimmer.Params":
@@ -88,6 +91,8 @@ class Trimmer:
     def build(self, history: History, budget: Budget) -> Context:
         ledger = ContextLedger()
         count = budget.counter.count_message
+        recent = [o.call_id for t in history.turns for o in t.observations]
+        spared = set(recent[len(recent) - self.params.keep_recent:]) if self.params.keep_recent else set()
         messages = [history.system_message(), history.task_message()]
         ledger.add("system", count(messages[0]))
         ledger.add("task", count(messages[1]))
@@ -95,7 +100,7 @@ class Trimmer:
             messages.append(assistant_message(turn))
             ledger.add("history", count(messages[-1]))
             for obs in turn.observations:
-                content, why = self.trimmed(obs)
+                content, why = (obs.content, "") if obs.call_id in spared else self.trimmed(obs)
                 msg = tool_message(obs, content)
                 tokens = count(msg)
                 if why:

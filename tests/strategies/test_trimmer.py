@@ -64,7 +64,7 @@ def test_error_output_is_kept_whole_up_to_the_hard_cap() -> None:
 
 def test_without_preserve_errors_errors_are_cut_at_the_limit() -> None:
     history = history_with(obs("m", "run_tests", "test_run", failing_run(200), 0))
-    ctx = create_strategy("trimmer", {"limit": 1000, "preserve_errors": False}).build(history, BUDGET)
+    ctx = create_strategy("trimmer", {"limit": 1000, "preserve_errors": False, "keep_recent": 0}).build(history, BUDGET)
     assert "characters omitted" in tool_contents(ctx)["m"]
     assert tool_contents(ctx)["m"].endswith("[exit code 1]")
 
@@ -72,7 +72,7 @@ def test_without_preserve_errors_errors_are_cut_at_the_limit() -> None:
 def test_code_that_mentions_errors_is_not_an_error() -> None:
     read = read_obs("r", 0, "calc/report.py")
     assert not carries_error(read)
-    ctx = create_strategy("trimmer", {"limit": 1000}).build(history_with(read), BUDGET)
+    ctx = create_strategy("trimmer", {"limit": 1000, "keep_recent": 0}).build(history_with(read), BUDGET)
     assert "characters omitted" in tool_contents(ctx)["r"]
     assert carries_error(obs("t", "run_tests", "test_run", "Traceback (most recent call last):", 0))
     assert carries_error(obs("t", "edit_file", "edit", "edit failed: no match", 0))
@@ -83,3 +83,15 @@ def test_params_are_validated() -> None:
         create_strategy("trimmer", {"limit": 5000, "hard_cap": 100})
     with pytest.raises(StrategyError, match="limt: Extra inputs"):
         create_strategy("trimmer", {"limt": 5000})
+
+
+def test_the_latest_observation_is_never_cut_by_default() -> None:
+    first, latest = read_obs("r0", 0, "calc/report.py"), read_obs("r1", 1, "README.md")
+    assert len(first.content) > 1000 and len(latest.content) > 1000
+    ctx = create_strategy("trimmer", {"limit": 1000}).build(history_with(first, latest), BUDGET)
+    out = tool_contents(ctx)
+    assert out["r1"] == latest.content
+    assert "characters omitted" in out["r0"]
+    assert [a.target for a in ctx.ledger.actions] == ["r0"]
+    more = create_strategy("trimmer", {"limit": 1000, "keep_recent": 2}).build(history_with(first, latest), BUDGET)
+    assert tool_contents(more) == {"r0": first.content, "r1": latest.content} and not more.ledger.actions
