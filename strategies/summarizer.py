@@ -37,6 +37,11 @@ class Summarizer:
       summary is a function of the history (cached on the instance), and the call's usage goes to
       the ledger's strategy tokens.
 
+    Within `max_summary_chars`, each section is bounded on its own: the task goal, every file
+    modified (and how) and the unresolved errors are never cut; the files read (line ranges merged
+    per file) and the commands drop their oldest entries. In `model` mode the model's text is cut
+    to head + tail and the digest's three kept sections follow it, so a model cannot lose them.
+
     Raises:
         ContextOverflow: the task, summary and last `keep_recent` turns exceed `budget.available`.
     """
@@ -49,7 +54,7 @@ class Summarizer:
         mode: Literal["extractive", "model"] = Field("extractive", description="How earlier turns are summarized: a deterministic digest, or a call to the experiment's model.")
         keep_recent: int = Field(4, ge=1, description="Most recent turns always sent verbatim.")
         history_share: float = Field(0.6, gt=0, le=1, description="Share of budget.available the turns may take verbatim before summarizing starts.")
-        max_summary_chars: int = Field(4000, ge=200, description="Characters the summary may keep (cut to head + tail beyond).")
+        max_summary_chars: int = Field(4000, ge=200, description="Characters the summary may take; the task goal, files modified and unresolved errors are kept beyond it.")
         model_input_chars: int = Field(2000, ge=100, description="Model mode: characters of each tool output shown to the summarizing model.")
 
     def __init__(self, params: Params, services: StrategyServices | None = None) -> None:
@@ -58,6 +63,7 @@ class Summarizer:
         if params.mode == "model" and self.model is None:
             raise StrategyError("summarizer mode 'model' needs a model in StrategyServices")
         self._cache: tuple[int, tuple[Turn, ...], Any] | None = None
+        self._digest: tuple[tuple[Turn, ...], Digest] = ((), Digest())
 
     def preflight(self, budget: Budget) -> None:
         if budget.available <= 0:
@@ -74,15 +80,14 @@ class Summarizer:
         boundary = 0
         if trigger is not None:
             boundary = len(units) - p.keep_recent
-            text = self._summary(history, trigger - p.keep_recent, boundary, ledger, budget)
-            cut = cut_middle(text, p.max_summary_chars)
+            cut, omitted = self._summary(history, trigger - p.keep_recent, boundary, ledger, budget)
             first, last = history.turns[0].index, history.turns[boundary - 1].index
             head.append({"role": "user", "content": f"Summary of turns {first}-{last} (earlier turns, folded; "
                                                     f"the later turns follow verbatim):\n{cut}"})
             for turn in history.turns[:boundary]:
                 ledger.act("summarized", f"turn:{turn.index}", f"{p.mode} summary (history over {limit} tokens)")
-            if cut != text:
-                ledger.act("trimmed", "summary", f"summary over max_summary_chars={p.max_summary_chars}")
+            if omitted:
+                ledger.act("trimmed", "summary", f"summary over max_summary_chars={p.max_summary_chars}: {omitted}")
             ledger.add("summary", count(head[1]))
         ledger.add("system", count(system))
         ledger.add("task", count(task))
@@ -98,26 +103,38 @@ class Summarizer:
                                   f"tokens, over budget.available={budget.available}")
         return Context(messages, ledger)
 
-    def _summary(self, history: History, first: int, boundary: int, ledger: ContextLedger, budget: Budget) -> str:
-        """Summary of turns[:boundary]; `first` is where the model-mode chain starts."""
+    def _summary(self, history: History, first: int, boundary: int, ledger: ContextLedger,
+                 budget: Budget) -> tuple[str, str]:
+        """Summary of turns[:boundary] and what was left out of it ("" when nothing); `first` is where
+        the model-mode chain starts."""
+        digest, p = self._folded(history.turns[:boundary]), self.params
+        if p.mode == "extractive":
+            text, omitted = digest.render(history.task_statement, p.max_summary_chars)
+            return text, f"{omitted} oldest entries of the files read and commands left out" if omitted else ""
         turns = history.turns
-        anchor = 0 if self.params.mode == "extractive" else first
         start, state = 0, None
         if self._cache is not None:
             c_anchor, c_turns, c_state = self._cache
-            if c_anchor == anchor and len(c_turns) <= boundary and turns[:len(c_turns)] == c_turns:
+            if c_anchor == first and len(c_turns) <= boundary and turns[:len(c_turns)] == c_turns:
                 start, state = len(c_turns), c_state
-        if self.params.mode == "extractive":
-            state = state or Digest()
-            for turn in turns[start:boundary]:
-                state = state.fold(turn)
-        else:
-            if state is None:
-                state, start = self._call(None, turns[:first], ledger, budget), first
-            for i in range(start, boundary):
-                state = self._call(state, turns[i:i + 1], ledger, budget)
-        self._cache = (anchor, turns[:boundary], state)
-        return state.render(history.task_statement) if isinstance(state, Digest) else state
+        if state is None:
+            state, start = self._call(None, turns[:first], ledger, budget), first
+        for i in range(start, boundary):
+            state = self._call(state, turns[i:i + 1], ledger, budget)
+        self._cache = (first, turns[:boundary], state)
+        kept = "\n".join(digest.kept_sections(history.task_statement))
+        text = cut_middle(state, max(200, p.max_summary_chars - len(kept) - 1))
+        return f"{text}\n{kept}", "model summary cut to head + tail" if text != state else ""
+
+    def _folded(self, turns: tuple[Turn, ...]) -> Digest:
+        """The digest of `turns`, continued from the previous build's when it is a prefix."""
+        done, digest = self._digest
+        if len(done) > len(turns) or turns[:len(done)] != done:
+            done, digest = (), Digest()
+        for turn in turns[len(done):]:
+            digest = digest.fold(turn)
+        self._digest = (turns, digest)
+        return digest
 
     def _call(self, previous: str | None, turns: Sequence[Turn], ledger: ContextLedger, budget: Budget) -> str:
         """One summarizing call: the previous summary (if any) and `turns` in, the new summary out."""

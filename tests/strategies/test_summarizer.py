@@ -9,7 +9,9 @@ from ctxbench.harness.history import turn_messages
 from ctxbench.strategies import StrategyError, StrategyServices, create_strategy
 from ctxbench.strategies.summarizer import SUMMARIZE_PROMPT
 
-from history_builders import EchoSummaryModel, make_budget, make_turn, obs, scripted_history, with_turns
+from history_builders import (EchoSummaryModel, SYSTEM, TASK, make_budget, make_turn, obs, read_obs, run_obs,
+                              scripted_history, with_turns)
+from ctxbench.harness.history import History
 
 BUDGET = make_budget()
 SMALL = {"history_share": 0.15}  # summarizing starts once the turns exceed ~2,200 tokens
@@ -38,9 +40,9 @@ def test_extractive_summary_holds_goal_files_edits_commands_and_errors() -> None
     ctx = create_strategy("summarizer", SMALL).build(scripted_history(24), BUDGET)
     text = ctx.messages[2]["content"]
     assert "Task goal: divide() in calc/ops.py crashes with ZeroDivisionError" in text
-    assert "Files read: calc/util_2.py (1-" in text and "calc/ops.py (1-19)" in text
+    assert "Files read:\n- calc/util_2.py (lines 1-" in text and "- calc/ops.py (lines 1-19)" in text
     assert "list_files({\"path_arg\": \".\"}) -> 29 entries" in text
-    assert "Files modified: calc/util_4.py (turn 4: Edited calc/util_4.py: replaced 1 occurrence)" in text
+    assert "Files modified:\n- calc/util_4.py (1 edit; last turn 4: Edited calc/util_4.py: replaced 1 occurrence)" in text
     assert "run_tests({}) -> exit code 1" in text
     assert "- last test run: E       ZeroDivisionError: division by zero" in text
     assert "- last test run: calc/ops.py:12: ZeroDivisionError" in text
@@ -103,3 +105,52 @@ def test_recent_turns_that_do_not_fit_overflow() -> None:
     huge = make_turn(6, "", obs("big", "list_files", "listing", "\n".join(f"f{i}.py" for i in range(30000)), 6))
     with pytest.raises(ContextOverflow, match="last 4 turns"):
         create_strategy("summarizer").build(with_turns(history, [*history.turns, huge]), BUDGET)
+
+
+def many_file_history(n_files: int = 14, rounds: int = 4) -> History:
+    """Each round reads every util file in two overlapping ranges and edits it, then runs the failing tests."""
+    turns, i = [], 0
+    for r in range(rounds):
+        for k in range(n_files):
+            path = f"calc/util_{k}.py"
+            turns.append(make_turn(i, "", read_obs(f"a{i}", i, path, 1 + r, 20 + r), read_obs(f"b{i}", i, path, 15, 30 + r)))
+            i += 1
+            turns.append(make_turn(i, "Edit.", obs(f"e{i}", "edit_file", "edit", f"edited {path}: replaced 1 lines with 2 lines",
+                                                   i, path=path, old_text=f"CONSTANT_{k} = {k}",
+                                                   new_text=f"CONSTANT_{k} = {k}  # round {r}")))
+            i += 1
+        turns.append(make_turn(i, "Test.", run_obs(f"t{i}", i)))
+        i += 1
+    turns += [make_turn(i + j, "Test again.", run_obs(f"t{i + j}", i + j)) for j in range(4)]
+    return History(SYSTEM, TASK, tuple(turns))
+
+
+def test_a_long_many_file_history_keeps_task_every_modified_file_and_the_errors() -> None:
+    history = many_file_history()
+    ctx = create_strategy("summarizer", {**SMALL, "max_summary_chars": 2500}).build(history, BUDGET)
+    text = ctx.messages[2]["content"]
+    assert "Task goal: divide() in calc/ops.py crashes with ZeroDivisionError" in text
+    modified = text[text.index("Files modified:"):text.index("Commands run")]
+    for k in range(14):
+        assert f'- calc/util_{k}.py (4 edits; last turn ' in modified, k
+    assert '"CONSTANT_13 = 13" -> "CONSTANT_13 = 13  # round 3"' in modified
+    assert "- last test run: E       ZeroDivisionError: division by zero" in text
+    reads = text[text.index("Files read:"):text.index("Files modified:")]
+    assert "files read earlier)" in reads, "the files read are bounded, oldest first out"
+    for line in reads.splitlines()[2:]:
+        assert line.count("lines") == 1 and ", " not in line.split("lines")[1], f"ranges merged: {line}"
+    assert "(lines 1-33)" in reads
+    assert len(text.split("\n", 1)[1]) <= 2500, "the bounded sections fill what the kept ones leave"
+    assert [a.reason for a in ctx.ledger.actions if a.target == "summary"] == [
+        "summary over max_summary_chars=2500: " + next(a.reason for a in ctx.ledger.actions if a.target == "summary").split(": ", 1)[1]]
+
+
+def test_model_mode_cannot_lose_the_kept_sections() -> None:
+    history = many_file_history(rounds=2)
+    strategy = create_strategy("summarizer", {**SMALL, "mode": "model", "max_summary_chars": 600},
+                               StrategyServices(model=EchoSummaryModel()))
+    text = strategy.build(history, BUDGET).messages[2]["content"]
+    assert "Folded turns" in text
+    for k in range(14):
+        assert f"- calc/util_{k}.py (2 edits; last turn " in text
+    assert "Unresolved errors:\n- last test run: E       ZeroDivisionError" in text
