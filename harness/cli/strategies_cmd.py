@@ -1,8 +1,13 @@
-"""`ctxbench strategies list`."""
+"""`ctxbench strategies list` and `ctxbench strategies check`."""
 
 from __future__ import annotations
 
+import sys
+
 import click
+import yaml
+
+from ctxbench.harness.errors import InputError
 
 
 @click.group()
@@ -22,3 +27,31 @@ def list_() -> None:
             default = info.default if info.default_factory is None else info.default_factory()
             desc = f"  {info.description}" if info.description else ""
             click.echo(f"    {field} = {default!r}{desc}")
+
+
+@strategies.command("check")
+@click.argument("name")
+@click.option("--params", "params_yaml", default="{}", show_default=True,
+              help="The strategy's parameters as a YAML mapping, e.g. '{keep_recent: 2}'.")
+def check(name: str, params_yaml: str) -> None:
+    """Run the strategy contract check on the registered strategy NAME (exit 1 when it breaks the contract)."""
+    from ctxbench.strategies import StrategyError, get_strategy_class, validate_params
+    from ctxbench.strategies.testing import StrategyContractError, check_strategy
+
+    try:
+        params = yaml.safe_load(params_yaml)
+    except yaml.YAMLError as exc:
+        raise InputError(f"--params: not valid YAML: {exc}") from exc
+    if not isinstance(params, dict):
+        raise InputError(f"--params: expected a mapping, got {params_yaml!r}")
+    try:
+        cls = get_strategy_class(name)
+        validate_params(name, params)
+    except StrategyError as exc:
+        raise InputError(str(exc)) from exc
+    try:
+        builds = check_strategy(cls, params)
+    except StrategyContractError as exc:
+        click.echo(f"{name}: FAILS the strategy contract: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"{name} ({cls.__module__}): passes the strategy contract ({builds} builds checked)")

@@ -1,118 +1,119 @@
-"""The strategy contract, checked for every registered strategy (entry points included)."""
+"""The strategy contract (ctxbench.strategies.testing.check_strategy), for every registered strategy, and
+proof that the shipped check catches each kind of breach."""
 
 from __future__ import annotations
 
-import copy
-from typing import Any
+import random
+from typing import Any, ClassVar
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
-from ctxbench.harness.context import Context, ContextOverflow
-from ctxbench.harness.history import History
-from ctxbench.harness.tokens import REPLY_PRIMING
-from ctxbench.strategies import StrategyServices, available_strategies, create_strategy
-
-from history_builders import (COUNTER, REPO, EchoSummaryModel, make_budget, make_turn, obs,
-                              run_output, scripted_history, with_turns)
-
-BUDGET = make_budget()
-
-
-def _overflowing() -> History:
-    history = scripted_history(8)
-    last = make_turn(8, "Run the whole suite verbosely.",
-                     obs("c8", "run_tests", "test_run", run_output(filler=6000), 8))
-    return with_turns(history, [*history.turns, last])
-
-
-CASES = {
-    "growing": lambda: scripted_history(60),
-    "huge_outputs": lambda: scripted_history(30, huge=40000),
-    "errors": lambda: scripted_history(30, error_heavy=True),
-    "many_files": lambda: scripted_history(40, files_per_turn=4),
-    "last_turn_too_big": _overflowing,
-}
-"""`last_turn_too_big`: a strategy that enforces the budget may refuse with ContextOverflow."""
+from ctxbench.harness.context import Context, ContextLedger
+from ctxbench.harness.history import History, turn_messages
+from ctxbench.strategies import available_strategies
+from ctxbench.strategies.testing import StrategyContractError, check_strategy
 
 ARMS: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in available_strategies()]
 ARMS.append(("summarizer", {"mode": "model"}))
 
 
-def _services() -> StrategyServices:
-    return StrategyServices(model=EchoSummaryModel(), repo=REPO)
-
-
-def _check_context(ctx: Context, history: History, enforces: bool) -> None:
-    messages = ctx.messages
-    assert messages[0] == history.system_message()
-    assert messages[1] == history.task_message(), "the task statement comes right after the system prompt"
-    expected: list[str] = []
-    for msg in messages:
-        if msg["role"] == "tool":
-            assert expected, f"orphan tool message {msg['tool_call_id']}"
-            assert msg["tool_call_id"] == expected.pop(0), "tool results answer the calls in order"
-            continue
-        assert not expected, f"tool calls left unanswered: {expected}"
-        expected = [c["id"] for c in msg.get("tool_calls") or ()]
-    assert not expected, f"tool calls left unanswered: {expected}"
-    total = COUNTER.count_messages(messages)
-    assert sum(ctx.ledger.components.values()) + REPLY_PRIMING == total, "the ledger accounts for every token"
-    if enforces:
-        assert total <= BUDGET.available + COUNTER.count_message(messages[0])
-
-
-def _build_all(name: str, params: dict[str, Any], history: History) -> list[Context | None]:
-    """Build at every prefix with one instance, like the runner; None where it raised ContextOverflow."""
-    strategy = create_strategy(name, params, _services())
-    if hasattr(strategy, "preflight"):
-        strategy.preflight(BUDGET)
-    out: list[Context | None] = []
-    for n in range(len(history.turns) + 1):
-        try:
-            out.append(strategy.build(with_turns(history, list(history.turns[:n])), BUDGET))
-        except ContextOverflow:
-            out.append(None)
-    return out
-
-
-@pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize(("name", "params"), ARMS, ids=[f"{n}-{p.get('mode', 'default')}" for n, p in ARMS])
-def test_strategy_contract(name: str, params: dict[str, Any], case: str) -> None:
-    history = CASES[case]()
-    before = copy.deepcopy(history)
-    enforces = bool(getattr(available_strategies()[name], "enforces_budget", False))
-
-    contexts = _build_all(name, params, history)
-
-    assert history == before, "the history is never mutated"
-    for n, ctx in enumerate(contexts):
-        prefix = with_turns(history, list(history.turns[:n]))
-        if ctx is None:
-            assert enforces and case == "last_turn_too_big" and n == len(history.turns), \
-                f"{name} raised ContextOverflow on {case} at {n} turns"
-            continue
-        _check_context(ctx, prefix, enforces)
-    fresh = [create_strategy(name, params, _services()) for _ in range(2)]
-    if contexts[-1] is None:
-        for strategy in fresh:
-            with pytest.raises(ContextOverflow):
-                strategy.build(history, BUDGET)
-        return
-    first, second = (s.build(history, BUDGET) for s in fresh)
-    assert first.messages == second.messages
-    assert first.ledger.as_dict() == second.ledger.as_dict()
-    assert first.messages == contexts[-1].messages, "an incremental instance agrees with a fresh one"
-
-
-def test_every_strategy_documents_its_params() -> None:
-    for name, cls in available_strategies().items():
-        assert cls.__doc__, name
-        for field, info in cls.Params.model_fields.items():
-            assert info.description, f"{name}.{field} has no description"
+def test_strategy_contract(name: str, params: dict[str, Any]) -> None:
+    checked = check_strategy(available_strategies()[name], params)
+    assert checked >= 170, "every prefix of every case is built and checked"
 
 
 def test_budget_promises_are_declared() -> None:
     registry = available_strategies()
-    assert {"baseline", "budget_planner", "file_selector", "summarizer", "trimmer"} <= set(registry)
-    assert [n for n in ("baseline", "budget_planner", "file_selector", "summarizer", "trimmer")
-            if getattr(registry[n], "enforces_budget")] == ["budget_planner", "summarizer"]
+    builtins = ("baseline", "budget_planner", "file_selector", "observation_masking", "summarizer", "trimmer")
+    assert set(builtins) <= set(registry)
+    assert [n for n in builtins if getattr(registry[n], "enforces_budget")] == ["budget_planner", "summarizer"]
+
+
+class _Verbatim:
+    """Sends the history verbatim (a correct strategy the broken ones below derive from)."""
+
+    enforces_budget: ClassVar[bool] = False
+
+    class Params(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+        drop: int = Field(0, description="Test knob.")
+
+    def __init__(self, params: Params, services: Any = None) -> None:
+        self.params = params
+
+    def messages(self, history: History) -> list[dict[str, Any]]:
+        return [history.system_message(), history.task_message(),
+                *[m for t in history.turns for m in turn_messages(t)]]
+
+    def build(self, history: History, budget: Any) -> Context:
+        messages = self.messages(history)
+        ledger = ContextLedger()
+        ledger.add("history", budget.counter.count_messages(messages) - 3)
+        return Context(messages, ledger)
+
+
+class _DropsResults(_Verbatim):
+    """Drops every tool result older than the last turn, keeping the calls."""
+
+    def messages(self, history: History) -> list[dict[str, Any]]:
+        out = super().messages(history)
+        last = {o.call_id for t in history.turns[-1:] for o in t.observations}
+        return [m for m in out if m["role"] != "tool" or m["tool_call_id"] in last]
+
+
+class _Unaccounted(_Verbatim):
+    """Its ledger misses the tool output."""
+
+    def build(self, history: History, budget: Any) -> Context:
+        ctx = super().build(history, budget)
+        ctx.ledger.components["history"] -= sum(budget.counter.count_message(m) for m in ctx.messages
+                                                if m["role"] == "tool")
+        return ctx
+
+
+class _Random(_Verbatim):
+    """Shuffles nothing but says a random number: not deterministic."""
+
+    def messages(self, history: History) -> list[dict[str, Any]]:
+        out = super().messages(history)
+        return [*out[:2], {"role": "user", "content": str(random.random())}, *out[2:]] if history.turns else out
+
+
+class _Overflows(_Verbatim):
+    """Claims to enforce the budget but sends everything."""
+
+    enforces_budget: ClassVar[bool] = True
+
+
+class _Mutates(_Verbatim):
+    """Appends to the task statement in place."""
+
+    def build(self, history: History, budget: Any) -> Context:
+        object.__setattr__(history, "task_statement", history.task_statement + "!")
+        return super().build(history, budget)
+
+
+class _LooseParams(_Verbatim):
+    """Ignores unknown parameters."""
+
+    class Params(BaseModel):
+        pass
+
+
+@pytest.mark.parametrize(("cls", "rule"), [
+    (_DropsResults, "unanswered"),
+    (_Unaccounted, "the ledger accounts for every token"),
+    (_Random, "two fresh instances"),
+    (_Overflows, "over budget.available"),
+    (_Mutates, "never mutated"),
+    (_LooseParams, "forbid unknown keys"),
+])
+def test_the_shipped_check_catches_each_breach(cls: type, rule: str) -> None:
+    with pytest.raises(StrategyContractError, match=rule):
+        check_strategy(cls)
+
+
+def test_the_check_passes_a_correct_unregistered_strategy() -> None:
+    assert check_strategy(_Verbatim) >= 170
