@@ -18,7 +18,7 @@ from typing import Any
 
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.base import ContextLengthExceeded
-from ctxbench.harness.models.sim import SimModel, is_summary_request
+from ctxbench.harness.models.sim import PromptCache, SimModel, is_summary_request
 from ctxbench.harness.tasks import Task, Taskset
 from ctxbench.harness.tokens import TokenCounter
 
@@ -46,6 +46,8 @@ class SimBackend:
         self.model = model
         self.counter = TokenCounter(model.tokenizer)
         self._lock = threading.Lock()
+        self.cache = PromptCache()
+        """One prompt cache for the server, like a provider's: a prefix any earlier request sent is cached."""
         self._by_statement: dict[str, Task] = {}
         for task in taskset.tasks:
             self._by_statement.setdefault(task.problem_statement.strip(), task)
@@ -82,7 +84,7 @@ class SimBackend:
         max_output = request.get("max_tokens") or request.get("max_completion_tokens") or self.model.max_output_tokens
         seed = request.get("seed")
         sim = SimModel(self.model.sim, task.patch if task else "", self.counter, self.model.context_window,
-                       int(max_output), int(seed) if seed is not None else 0)
+                       int(max_output), int(seed) if seed is not None else 0, self.cache)
         try:
             with self._lock:
                 completion = sim.complete(messages, tools)
@@ -102,7 +104,8 @@ class SimBackend:
             "choices": [{"index": 0, "message": message, "logprobs": None,
                          "finish_reason": "tool_calls" if completion.tool_calls else "stop"}],
             "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-                      "total_tokens": usage.prompt_tokens + usage.completion_tokens},
+                      "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": usage.cached_tokens}},
         })
 
 

@@ -14,6 +14,9 @@ It is a stand-in for a model, not a model. Rules (README, "The simulated model")
 - A detour (a lower-ranked action) happens per turn with chance ``d * noise_share``; an edit is
   wrong with chance ``s``.
 - A request over the window is rejected (ContextLengthExceeded), like a real API.
+- Cached prompt tokens are reported like a provider's prompt cache (`PromptCache`): the longest
+  prefix of whole messages already sent in an earlier request, counted in blocks. This is usage
+  accounting only; it never changes a reply.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import hashlib
 import json
 import random
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +36,7 @@ from ctxbench.harness.models.goldpatch import Hunk, parse_patch
 from ctxbench.harness.rendering import Excerpt, parse_excerpts
 from ctxbench.harness.tokens import TokenCounter
 
-__all__ = ["SimModel", "attention", "is_summary_request"]
+__all__ = ["SimModel", "PromptCache", "attention", "is_summary_request"]
 
 _FRAME = re.compile(r"^(?P<path>[\w./-]+\.py):(?P<line>\d+)[:\s]", re.M)
 _HIT = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+): (?P<text>.*)$", re.M)
@@ -60,6 +64,40 @@ def attention(p: SimParams, fill: float, pos: float) -> float:
 def is_summary_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
     return not tools and bool(messages) and messages[0].get("role") == "system" \
         and _SUMMARY_MARKER in (messages[0].get("content") or "").lower()
+
+
+class PromptCache:
+    """Prompt-cache accounting like OpenAI's: a request's prefix already sent before is served from cache.
+
+    The prefix is the tool schemas then whole messages; the cached count is the longest such prefix
+    that an earlier request (one this cache saw) also began with, rounded down to a multiple of
+    `block` tokens, and 0 below `minimum` tokens (OpenAI: 128 and 1,024). A strategy that rewrites
+    early context (a new summary near the top) therefore drops the cached share to the part before it.
+    """
+
+    def __init__(self, block: int = 128, minimum: int = 1024, capacity: int = 200_000) -> None:
+        self.block, self.minimum, self.capacity = block, minimum, capacity
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def cached(self, counter: TokenCounter, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        """Tokens of this request served from cache; then remembers its prefixes."""
+        digest = hashlib.sha256(json.dumps(tools, sort_keys=True).encode())
+        tokens = counter.count_tools(tools)
+        hit, matching = 0, True
+        for message in messages:
+            digest.update(json.dumps(message, sort_keys=True).encode())
+            tokens += counter.count_message(message)
+            key = digest.copy().hexdigest()
+            if matching and key in self._seen:
+                hit = tokens
+                self._seen.move_to_end(key)
+            else:
+                matching = False
+                self._seen[key] = None
+        while len(self._seen) > self.capacity:
+            self._seen.popitem(last=False)
+        cached = hit // self.block * self.block
+        return cached if cached >= self.minimum else 0
 
 
 @dataclass
@@ -106,8 +144,9 @@ class SimModel:
     """The simulated model for one task (its reference fix is the oracle)."""
 
     def __init__(self, params: SimParams, gold_patch: str, counter: TokenCounter, context_window: int,
-                 max_output_tokens: int, seed: int) -> None:
+                 max_output_tokens: int, seed: int, cache: PromptCache | None = None) -> None:
         self.p = params
+        self.cache = cache or PromptCache()
         self.hunks: list[Hunk] = [h for h in parse_patch(gold_patch)]
         self.fix_files = {h.path for h in self.hunks}
         self.counter = counter
@@ -124,13 +163,14 @@ class SimModel:
                 f"{prompt + self.max_output} tokens ({prompt} in the messages, {self.max_output} in the completion).")
         digest = hashlib.sha256(json.dumps([self.seed, messages], sort_keys=True).encode()).hexdigest()
         rng = random.Random(int(digest[:16], 16))
+        cached = self.cache.cached(self.counter, messages, tools)
         if is_summary_request(messages, tools):
             text = self._summarize(messages)
-            return Completion(text, (), Usage(prompt, self.counter.count(text)))
+            return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
         text, name, args = self._decide(messages, prompt, rng)
         call = ToolCall(f"call_{digest[:10]}", name, json.dumps(args, sort_keys=True))
         completion_tokens = self.counter.count(text) + self.counter.count(name) + self.counter.count(call.arguments)
-        return Completion(text, (call,), Usage(prompt, completion_tokens))
+        return Completion(text, (call,), Usage(prompt, completion_tokens, cached))
 
     # -- reading the context -------------------------------------------------------------------
     def _view(self, messages: list[dict[str, Any]]) -> _View:
