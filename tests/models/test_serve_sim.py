@@ -71,8 +71,20 @@ def test_answers_like_the_in_process_simulator(sim_endpoint, smoke_taskset):
         (expected.tool_calls[0].id, expected.tool_calls[0].name, expected.tool_calls[0].arguments)
     assert body["usage"] == {"prompt_tokens": expected.usage.prompt_tokens,
                              "completion_tokens": expected.usage.completion_tokens,
-                             "total_tokens": expected.usage.prompt_tokens + expected.usage.completion_tokens}
+                             "total_tokens": expected.usage.prompt_tokens + expected.usage.completion_tokens,
+                             "prompt_tokens_details": {"cached_tokens": 0}}
     assert call(f"{url}/chat/completions", request)[1]["choices"] == body["choices"]
+
+
+def test_reports_cached_prompt_tokens_across_requests(sim_endpoint, smoke_taskset):
+    url, _ = sim_endpoint
+    request = chat("\n" + smoke_taskset.tasks[1].problem_statement + "\n\n")
+    request["messages"][0]["content"] = "You fix bugs. " + "Read before you edit. " * 300
+    first = call(f"{url}/chat/completions", request)[1]["usage"]
+    again = call(f"{url}/chat/completions", request)[1]["usage"]
+    assert first["prompt_tokens_details"]["cached_tokens"] == 0
+    assert again["prompt_tokens_details"]["cached_tokens"] == (first["prompt_tokens"] - 3) // 128 * 128 >= 1024, \
+        "the same request again: every message is a cached prefix (less the reply priming), in 128-token blocks"
 
 
 def test_a_summary_request_stops_without_tool_calls(sim_endpoint):
