@@ -6,8 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from ctxbench.harness.errors import InputError
 from ctxbench.harness.failures import FailureReason
 
 __all__ = ["RunResult", "RESULT_VERSION", "ResultsWriter", "read_results", "repair_jsonl"]
@@ -65,39 +66,72 @@ class ResultsWriter:
         self._fh.close()
 
 
+def _problem(line: bytes) -> str | None:
+    """Why `line` is not a run record, or None when it is one."""
+    try:
+        RunResult.model_validate_json(line)
+    except ValidationError as exc:
+        errors = exc.errors()
+        loc = ".".join(str(p) for p in errors[0]["loc"])
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return (f"{loc}: {errors[0]['msg']}" if loc else errors[0]["msg"]) + more
+    return None
+
+
 def repair_jsonl(path: Path) -> int:
-    """Cut a torn last line (a write interrupted by a crash). Returns the number of bytes removed."""
+    """Cut a torn last line (a write interrupted by a crash: no newline, not a run record), or end a
+    complete last line that lacks only its newline. Returns the number of bytes removed.
+
+    Raises:
+        InputError: any other line is not a run record, or repeats a run; names the line, and
+            nothing is rewritten (a valid run after it is never discarded).
+    """
     if not path.exists():
         return 0
     data = path.read_bytes()
-    good = 0
-    for line in data.splitlines(keepends=True):
-        if not line.endswith(b"\n"):
-            break
-        try:
-            json.loads(line)
-        except ValueError:
-            break
-        good += len(line)
-    if good < len(data):
-        with path.open("r+b") as fh:
-            fh.truncate(good)
-    return len(data) - good
+    lines = data.splitlines(keepends=True)
+    seen: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        problem = _problem(line)
+        if problem is None:
+            run_id = json.loads(line)["run_id"]
+            if run_id in seen:
+                raise InputError(f"{path}:{n}: run {run_id} is already recorded on line {seen[run_id]}; "
+                                 "remove one of the two lines (nothing was rewritten)")
+            seen[run_id] = n
+            continue
+        if n == len(lines) and not line.endswith(b"\n"):
+            with path.open("r+b") as fh:
+                fh.truncate(len(data) - len(line))
+            return len(line)
+        raise InputError(f"{path}:{n}: not a run record ({problem}); only a torn last line is repaired: "
+                         f"fix or remove line {n} (nothing was rewritten)")
+    if lines and not lines[-1].endswith(b"\n"):
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+    return 0
 
 
 def read_results(path: Path) -> list[RunResult]:
-    """Every run in a runs.jsonl file (a torn last line is ignored)."""
+    """Every run in a runs.jsonl file (a torn last line, without its newline, is ignored).
+
+    Raises:
+        InputError: another line is not a run record, naming the file and the line.
+    """
     out = []
     if not path.exists():
         return out
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
+    with path.open("rb") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(RunResult.model_validate_json(line))
+        except ValueError as exc:
+            if n == len(lines) and not line.endswith(b"\n"):
                 continue
-            try:
-                out.append(RunResult.model_validate_json(line))
-            except ValueError:
-                continue
+            raise InputError(f"{path}:{n}: not a run record ({_problem(line)})") from exc
     return out
-

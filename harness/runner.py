@@ -21,6 +21,7 @@ from ctxbench.harness.config import ExperimentConfig, config_hash
 from ctxbench.harness.context import Budget, ContextOverflow
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.failures import classify_failure
+from ctxbench.harness.folderlock import FolderLock
 from ctxbench.harness.history import History
 from ctxbench.harness.models import make_model
 from ctxbench.harness.models.base import FatalModelError
@@ -29,14 +30,14 @@ from ctxbench.harness.results import ResultsWriter, RunResult, read_results, rep
 from ctxbench.harness.sandbox import Sandbox, choose_sandbox, fallback_warning
 from ctxbench.harness.tasks import Taskset, load_taskset, resolve_taskset_path
 from ctxbench.harness.testenv import resolve_interpreter
-from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
+from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter, TokenizerError
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
 from ctxbench.harness.version import __version__
 from ctxbench.harness.workspace import Workspace, prepare_template, remove_templates, sweep_stale
 from ctxbench.strategies import StrategyServices, create_strategy
 
 __all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "ExperimentAborted",
-           "FIXED_KEYS"]
+           "FIXED_KEYS", "check_output_dir"]
 
 FIXED_KEYS = ("model", "taskset", "system_prompt", "tools", "harness_version", "limits")
 
@@ -200,7 +201,10 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     repos = (config_dir / spec.repos) if spec.repos else None
     taskset = load_taskset(path, repos).select(spec.ids, spec.include_tags, spec.exclude_tags, spec.limit)
     system_prompt = config.resolved_system_prompt(config_dir)
-    budget = make_budget(config, system_prompt)
+    try:
+        budget = make_budget(config, system_prompt)
+    except TokenizerError as exc:
+        raise InputError(f"model.tokenizer: {exc}") from None
     if budget.available <= 0:
         raise InputError(f"model.context_window {config.model.context_window} leaves no room: the fixed part "
                          f"({budget.fixed_tokens} tokens) plus the output reserve ({budget.output_reserve}) fill it")
@@ -216,12 +220,28 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     fixed = fixed_variables(config, taskset, system_prompt)
     experiment_id = config_hash(fixed)[:16]
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
+    check_output_dir(out, "--output" if output_dir else "output_dir")
     if config.executor == "ray":
         from ctxbench.harness.executors import check_ray
 
         check_ray(config.ray_address)
     return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment),
                       choose_sandbox(config.sandbox, hide=(taskset.path, repos, out)), out, experiment_id, fixed)
+
+
+def check_output_dir(out: Path, key: str) -> None:
+    """The results folder can be created (or is a folder) and written.
+
+    Raises:
+        InputError: naming `key` (`--output` or `output_dir`) and what is in the way.
+    """
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{key}: {out} is a file, expected a folder for the results")
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if not existing.is_dir():
+        raise InputError(f"{key}: {out} lies under {existing}, which is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{key}: {existing} is not writable, so {out} cannot be written")
 
 
 def check_gold_patches(taskset: Taskset) -> None:
@@ -281,8 +301,28 @@ _NOT_FIXED = ("workers", "executor", "ray_address", "output_dir")
 """Config keys that may change between a run and its resume."""
 
 
+def _read_manifest(output_dir: Path) -> dict[str, Any]:
+    """The manifest of a results folder being resumed.
+
+    Raises:
+        InputError: it is missing, not JSON, or not a ctxbench manifest.
+    """
+    path = output_dir / "manifest.json"
+    if not path.is_file():
+        raise InputError(f"{output_dir}: cannot resume, no manifest.json (runs.jsonl without its manifest is "
+                         "not a results folder ctxbench can continue); choose another --output")
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot resume, not valid JSON ({exc})") from None
+    missing = [k for k in ("fixed", "config", "strategies") if not isinstance(old, dict) or k not in old]
+    if missing or not isinstance(old.get("config"), dict):
+        raise InputError(f"{path}: cannot resume, not a ctxbench manifest (missing {', '.join(missing) or 'config'})")
+    return old
+
+
 def _check_resume(output_dir: Path, manifest: dict[str, Any]) -> None:
-    old = json.loads((output_dir / "manifest.json").read_text())
+    old = _read_manifest(output_dir)
     old_fixed, new_fixed = old.get("fixed", {}), manifest["fixed"]
     diffs = [k for k in sorted(set(old_fixed) | set(new_fixed)) if old_fixed.get(k) != new_fixed.get(k)]
     if old.get("strategies") != manifest.get("strategies"):
@@ -296,7 +336,26 @@ def _check_resume(output_dir: Path, manifest: dict[str, Any]) -> None:
 
 
 def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) -> list[RunResult]:
-    """Run every missing run of the experiment into ctx.output_dir; returns all results."""
+    """Run every missing run of the experiment into ctx.output_dir; returns all results.
+
+    The results folder is locked first (one runner per folder); an input error before the first run
+    leaves nothing behind.
+    """
+    out = ctx.output_dir
+    lock = FolderLock.acquire(out)
+    try:
+        try:
+            done = _open_results(ctx, resume)
+        except BaseException:
+            lock.release(remove_created=True)
+            raise
+        return _run_missing(ctx, done, progress)
+    finally:
+        lock.release()
+
+
+def _open_results(ctx: RunContext, resume: bool) -> set[str]:
+    """Check (and on resume repair) what the folder holds, write the manifest; the recorded run ids."""
     out = ctx.output_dir
     manifest = manifest_for(ctx)
     runs_path = out / "runs.jsonl"
@@ -307,12 +366,17 @@ def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) 
         repaired = repair_jsonl(runs_path)
         if repaired:
             print(f"ctxbench: repaired a torn last line in {runs_path} ({repaired} bytes)", file=sys.stderr)
-    out.mkdir(parents=True, exist_ok=True)
     if not (out / "manifest.json").exists():
         _atomic_write(out / "manifest.json", json.dumps(manifest, indent=2))
-    if manifest["sandbox"]["warning"]:
-        print(f"ctxbench: WARNING: {manifest['sandbox']['warning']}", file=sys.stderr)
-    done = {r.run_id for r in read_results(runs_path)}
+    return {r.run_id for r in read_results(runs_path)}
+
+
+def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResult]:
+    out = ctx.output_dir
+    runs_path = out / "runs.jsonl"
+    warning = fallback_warning(ctx.config.sandbox, ctx.sandbox)
+    if warning:
+        print(f"ctxbench: WARNING: {warning}", file=sys.stderr)
     specs = plan_runs(ctx.config, ctx.taskset)
     todo = [s for s in specs if s.run_id not in done]
     swept = sweep_stale()

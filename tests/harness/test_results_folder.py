@@ -1,0 +1,146 @@
+"""One runner per results folder, and nothing valid in runs.jsonl is ever discarded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctxbench.harness.cli import cli
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.folderlock import LOCK_NAME, FolderLock
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from ctxbench.harness.folderlock import FolderLock
+lock = FolderLock.acquire(Path(sys.argv[1]))
+print("locked", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.fixture
+def holder(tmp_path):
+    """Another process holding the lock of tmp_path/out (killed with SIGKILL at the end)."""
+    procs = []
+
+    def start(folder: Path) -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "locked"
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+ONE_TASK = {"path": str(ROOT / "tasksets" / "smoke"), "ids": ["calc-median-even-length"]}
+
+
+def cli_run(exp: Path, out: Path, *extra: str):
+    return CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report", *extra])
+
+
+def test_a_second_runner_on_the_same_folder_exits_2_naming_the_holder(experiment_file, tmp_path, holder):
+    exp = experiment_file(taskset=ONE_TASK)
+    out = tmp_path / "out"
+    first = cli_run(exp, out)
+    assert first.exit_code == 0, first.output
+    before = (out / "runs.jsonl").read_bytes()
+    proc = holder(out)
+    second = cli_run(exp, out, "--resume")
+    assert second.exit_code == 2, second.output
+    assert f"pid {proc.pid} on host {socket.gethostname()}, started 20" in second.output
+    assert "another ctxbench run" in second.output and "Traceback" not in second.output
+    assert (out / "runs.jsonl").read_bytes() == before
+
+
+def test_a_runner_on_a_new_folder_held_by_another_exits_2_and_writes_nothing(experiment_file, tmp_path, holder):
+    out = tmp_path / "out"
+    proc = holder(out)
+    result = cli_run(experiment_file(taskset=ONE_TASK), out)
+    assert result.exit_code == 2 and f"pid {proc.pid}" in result.output, result.output
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
+
+
+def test_the_lock_of_a_killed_runner_is_taken_over_with_a_message(experiment_file, tmp_path, holder):
+    out = tmp_path / "out"
+    proc = holder(out)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert (out / LOCK_NAME).exists()  # SIGKILL left the lock file; the kernel released the lock
+    result = cli_run(experiment_file(taskset=ONE_TASK), out)
+    assert result.exit_code == 0, result.output
+    assert f"taking over the lock of {out}: the run that held it (pid {proc.pid}" in result.output
+    assert not (out / LOCK_NAME).exists()
+
+
+def test_two_locks_in_one_process_conflict_and_release_frees(tmp_path):
+    first = FolderLock.acquire(tmp_path / "a" / "b")
+    with pytest.raises(InputError, match=f"pid {os.getpid()}"):
+        FolderLock.acquire(tmp_path / "a" / "b")
+    first.release(remove_created=True)
+    assert not (tmp_path / "a").exists()
+    FolderLock.acquire(tmp_path / "a" / "b").release()
+
+
+def _recorded(exp: Path, out: Path) -> list[str]:
+    result = cli_run(exp, out)
+    assert result.exit_code == 0, result.output
+    return (out / "runs.jsonl").read_text().splitlines(keepends=True)
+
+
+def test_a_corrupt_line_before_the_last_stops_resume_and_nothing_is_rewritten(experiment_file, tmp_path):
+    exp = experiment_file(taskset=ONE_TASK, repeats=3)
+    out = tmp_path / "out"
+    lines = _recorded(exp, out)
+    lines[1] = lines[1][:40] + "\n"  # a line cut in the middle, with a valid run after it
+    (out / "runs.jsonl").write_text("".join(lines[:-1]))  # and one run missing, for resume to do
+    before = (out / "runs.jsonl").read_bytes()
+    result = cli_run(exp, out, "--resume")
+    assert result.exit_code == 2, result.output
+    assert f"{out / 'runs.jsonl'}:2: not a run record" in result.output and "Traceback" not in result.output
+    assert (out / "runs.jsonl").read_bytes() == before
+
+
+def test_a_torn_last_line_is_repaired_and_every_valid_run_kept(experiment_file, tmp_path):
+    exp = experiment_file(taskset=ONE_TASK, repeats=3)
+    out = tmp_path / "out"
+    lines = _recorded(exp, out)
+    (out / "runs.jsonl").write_text("".join(lines[:-1]) + lines[-1][:30])
+    result = cli_run(exp, out, "--resume")
+    assert result.exit_code == 0, result.output
+    assert "repaired a torn last line" in result.output
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert [r["run_id"] for r in runs] == [json.loads(line)["run_id"] for line in lines]
+
+
+def test_a_last_run_missing_only_its_newline_is_kept(experiment_file, tmp_path):
+    exp = experiment_file(taskset=ONE_TASK, repeats=3)
+    out = tmp_path / "out"
+    lines = _recorded(exp, out)
+    (out / "runs.jsonl").write_text("".join(lines).rstrip("\n"))
+    result = cli_run(exp, out, "--resume")
+    assert result.exit_code == 0 and "repaired" not in result.output, result.output
+    assert (out / "runs.jsonl").read_text().splitlines(keepends=True) == lines
+
+
+def test_a_run_recorded_twice_stops_resume(experiment_file, tmp_path):
+    exp = experiment_file(taskset=ONE_TASK, repeats=3)
+    out = tmp_path / "out"
+    lines = _recorded(exp, out)
+    (out / "runs.jsonl").write_text("".join(lines + lines[:1]))
+    result = cli_run(exp, out, "--resume")
+    assert result.exit_code == 2 and f":{len(lines) + 1}: run " in result.output, result.output
+    assert "already recorded on line 1" in result.output
