@@ -116,7 +116,7 @@ class ExperimentConfig(_Strict):
     def _checks(self) -> ExperimentConfig:
         problems = _cross_problems([s.model_dump() for s in self.strategies], self.system_prompt, self.system_prompt_file)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
         return self
 
     def resolved_system_prompt(self, base: Path) -> str:
@@ -129,15 +129,16 @@ class ExperimentConfig(_Strict):
         return self.workers or os.cpu_count() or 1
 
 
-def _cross_problems(strategies: list[dict[str, Any]], system_prompt: Any, system_prompt_file: Any) -> list[str]:
-    """Checks across keys (each a `key: problem` line), shared by the model and `load_config`."""
+def _cross_problems(strategies: list[dict[str, Any]], system_prompt: Any,
+                    system_prompt_file: Any) -> list[tuple[str, str]]:
+    """Checks across keys, as (key, problem); shared by the model and `load_config`."""
     problems = []
     keys = [s.get("label") or s.get("name") for s in strategies]
     dup = sorted({k for k in keys if k is not None and keys.count(k) > 1})
     if dup:
-        problems.append(f"strategies: {', '.join(dup)} appear twice; give each a distinct `label`")
+        problems.append(("strategies", f"{', '.join(dup)} appear twice; give each a distinct `label`"))
     if system_prompt and system_prompt_file:
-        problems.append("system_prompt: give system_prompt or system_prompt_file, not both")
+        problems.append(("system_prompt", "give system_prompt or system_prompt_file, not both"))
     return problems
 
 
@@ -161,20 +162,35 @@ def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply `KEY.PATH=VALUE` overrides; values are parsed as YAML."""
+    """Apply `KEY.PATH=VALUE` overrides; values are parsed as YAML.
+
+    Raises:
+        InputError: one line per override that cannot be applied (all of them at once).
+    """
+    problems = _apply_overrides(data, overrides)
+    if problems:
+        raise InputError(*problems)
+    return data
+
+
+def _apply_overrides(data: dict[str, Any], overrides: list[str]) -> list[str]:
+    """Apply what can be applied; return a line for each override that cannot."""
+    problems = []
     for item in overrides:
         if "=" not in item:
-            raise InputError(f"--set {item!r}: expected KEY.PATH=VALUE")
+            problems.append(f"--set {item!r}: expected KEY.PATH=VALUE")
+            continue
         key, raw = item.split("=", 1)
         try:
             value = yaml.safe_load(raw)
         except yaml.YAMLError as exc:
-            raise InputError(f"--set {key}: value is not valid YAML: {exc}") from exc
+            problems.append(f"--set {key}: value is not valid YAML: {' '.join(str(exc).split())}")
+            continue
         try:
             _set_path(data, key.strip(), value)
-        except (ValueError, IndexError, AttributeError) as exc:
-            raise InputError(f"--set {key}: cannot set this key path ({exc})") from exc
-    return data
+        except (ValueError, IndexError, AttributeError, TypeError) as exc:
+            problems.append(f"--set {key}: cannot set this key path ({exc})")
+    return problems
 
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -210,24 +226,24 @@ _PLAIN_WORDS = {
 }
 
 
-def _describe(error: dict[str, Any]) -> str:
-    """One pydantic error as `key.path: problem`, in our words rather than pydantic's internal names."""
+def _describe(error: dict[str, Any]) -> tuple[str, str]:
+    """One pydantic error as (key.path, problem), in our words rather than pydantic's internal names."""
     loc = tuple(error["loc"])
     where = ".".join(str(p) for p in loc) or "(top level)"
     kind = error["type"]
     if kind == "extra_forbidden":
         model = _model_at(loc[:-1])
         hint = did_you_mean(str(loc[-1]), model.model_fields) if model else ""
-        return f"{where}: unknown key{hint}"
+        return where, f"unknown key{hint}"
     if kind == "value_error":
-        return f"{where}: {error['msg'].removeprefix('Value error, ')}"
+        return where, error["msg"].removeprefix("Value error, ")
     msg = _PLAIN_WORDS.get(kind, error["msg"].replace("Input should be", "expected"))
     if kind != "missing" and "input" in error:
         msg = f"{msg} (got {error['input']!r})"
-    return f"{where}: {msg}"
+    return where, msg
 
 
-def _strategy_problems(strategies: Any) -> list[str]:
+def _strategy_problems(strategies: Any) -> list[tuple[str, str]]:
     """Unknown strategies and bad parameters, for every arm whose shape is right."""
     from ctxbench.strategies import StrategyError, get_strategy_class, param_problems
 
@@ -240,11 +256,13 @@ def _strategy_problems(strategies: Any) -> list[str]:
         try:
             get_strategy_class(spec["name"])
         except StrategyError as exc:
-            problems.append(f"strategies.{i}.name: {exc}")
+            problems.append((f"strategies.{i}.name", str(exc)))
             continue
         params = spec.get("params") or {}
         if isinstance(params, dict):
-            problems += [f"strategies.{i}.{p}" for p in param_problems(spec["name"], params)]
+            for problem in param_problems(spec["name"], params):
+                key, _, msg = problem.partition(": ")
+                problems.append((f"strategies.{i}.{key}", msg))
     return problems
 
 
@@ -288,7 +306,8 @@ def load_config(path: str | Path, overrides: list[str] | None = None,
     Args:
         path: The experiment file, or the name of a built-in experiment.
         overrides: `KEY.PATH=VALUE` items, applied in order before validation.
-        strategies: Keep only these arms (by label, or name), as `--strategies` does.
+        strategies: Keep only these arms (by label, or name), as `--strategies` does; applied before
+            `overrides`, so `strategies.N` in an override counts the arms kept.
 
     Raises:
         InputError: every problem of the file at once, one `file: key.path: problem` line each.
@@ -301,26 +320,36 @@ def load_config(path: str | Path, overrides: list[str] | None = None,
         raise InputError(f"{path}: expected a mapping at the top level")
     if isinstance(data.get("taskset"), str):
         data["taskset"] = {"path": data["taskset"]}
-    data = apply_overrides(data, overrides or [])
     if strategies:
         data["strategies"] = select_strategies(data.get("strategies"), strategies)
-    problems: list[str] = []
+    set_problems = _apply_overrides(data, overrides or [])
+    problems: list[tuple[str, str]] = []
     config = None
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as exc:
         problems += [_describe(e) for e in exc.errors() if e["loc"] or e["type"] != "value_error"]
         arms = data.get("strategies")
-        if isinstance(arms, list):
-            problems += _cross_problems([a for a in arms if isinstance(a, dict)], data.get("system_prompt"),
-                                        data.get("system_prompt_file"))
-        else:
-            problems += _cross_problems([], data.get("system_prompt"), data.get("system_prompt_file"))
+        arms = [a for a in arms if isinstance(a, dict)] if isinstance(arms, list) else []
+        problems += _cross_problems(arms, data.get("system_prompt"), data.get("system_prompt_file"))
     problems += _strategy_problems(data.get("strategies"))
-    if problems:
-        raise InputError(*(f"{path}: {p}" for p in dict.fromkeys(problems)))
+    if problems or set_problems:
+        set_keys = [item.split("=", 1)[0].strip() for item in overrides or []]
+        raise InputError(*set_problems,
+                         *dict.fromkeys(f"{_origin(key, set_keys, path)}: {msg}" for key, msg in problems))
     assert config is not None
     return config
+
+
+def _origin(key: str, set_keys: list[str], path: Path) -> str:
+    """`key` prefixed with where its value came from: the last `--set` that wrote it (or a key above
+    it), else the experiment file."""
+    for set_key in reversed(set_keys):
+        if key == set_key:
+            return f"--set {key}"
+        if key.startswith(set_key + "."):
+            return f"--set {set_key}: {key}"
+    return f"{path}: {key}"
 
 
 def config_hash(value: Any) -> str:

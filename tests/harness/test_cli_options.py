@@ -128,3 +128,24 @@ def test_the_resume_hint_works_from_any_folder(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert len(runs.read_text().splitlines()) == 4 and not (elsewhere / "out").exists()
     assert json.loads((here / "out" / "manifest.json").read_text())["config"]["limits"]["max_turns"] == 25
+
+
+def test_set_mistakes_are_named_by_their_set_and_reported_with_the_file_s(tmp_path):
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(yaml.safe_dump({"name": "t", "taskset": "smoke", "strategies": [{"name": "baseline"}],
+                                   "limts": {}}))
+    result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(tmp_path / "out"), "--set", "repeats=x",
+                                      "--set", "model.temprature=1", "--set", "foo"])
+    assert result.exit_code == 2
+    assert sorted(result.output.splitlines()) == sorted([
+        "error: --set 'foo': expected KEY.PATH=VALUE",
+        "error: --set repeats: expected a whole number (got 'x')",
+        "error: --set model.temprature: unknown key; did you mean 'temperature'?",
+        f"error: {exp}: limts: unknown key; did you mean 'limits'?",
+    ])
+    assert not (tmp_path / "out").exists()
+
+
+def test_strategies_is_applied_before_set():
+    config = load_config(QUICKSTART, ["strategies.0.params.limit=800"], ["trimmer"])
+    assert [s.key for s in config.strategies] == ["trimmer"] and config.strategies[0].params == {"limit": 800}
