@@ -14,7 +14,7 @@ import click
 
 from ctxbench.harness.config import ModelConfig
 
-__all__ = ["experiment_options", "SHORTCUTS", "shortcut_overrides"]
+__all__ = ["experiment_options", "set_option", "SHORTCUTS", "shortcut_overrides"]
 
 SHORTCUTS: dict[str, str] = {
     "limit": "taskset.limit",
@@ -37,9 +37,13 @@ def _comma_list(ctx: click.Context, param: click.Parameter, value: str | None) -
     return items
 
 
+def set_option(help: str = "Override any config key; the value is parsed as YAML. Repeatable.") -> Callable:
+    """`--set KEY.PATH=VALUE` (repeatable); the command receives the items as `overrides`."""
+    return click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=help)
+
+
 _OPTIONS = [
-    click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-                 help="Override any config key; the value is parsed as YAML. Repeatable."),
+    set_option(),
     click.option("--limit", type=click.IntRange(1), metavar="N",
                  help="Only the first N tasks (after --tasks/--tags); same as --set taskset.limit=N."),
     click.option("--tasks", callback=_comma_list, metavar="ID,…",

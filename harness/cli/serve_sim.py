@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ctxbench.harness.cli.options import set_option
 from ctxbench.harness.errors import InputError
 
 
@@ -18,8 +19,7 @@ from ctxbench.harness.errors import InputError
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), metavar="EXPERIMENT.yaml",
               help="Take the simulator's parameters, context window, output reserve, tokenizer and model name "
                    "from this experiment's `model` section (default: the built-in defaults).")
-@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-              help="Override a key of the --config file, as in `ctxbench run`. Repeatable.")
+@set_option("Override a key of the --config file, as in `ctxbench run`. Repeatable.")
 @click.option("-v", "--verbose", is_flag=True, help="Log every request to stderr.")
 def serve_sim(taskset_spec: str | None, host: str, port: int, config_path: Path | None,
               overrides: tuple[str, ...], verbose: bool) -> None:

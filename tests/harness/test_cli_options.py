@@ -149,3 +149,16 @@ def test_set_mistakes_are_named_by_their_set_and_reported_with_the_file_s(tmp_pa
 def test_strategies_is_applied_before_set():
     config = load_config(QUICKSTART, ["strategies.0.params.limit=800"], ["trimmer"])
     assert [s.key for s in config.strategies] == ["trimmer"] and config.strategies[0].params == {"limit": 800}
+
+
+def test_nightly_takes_the_shortcuts_and_writes_nothing_on_a_mistake(tmp_path):
+    history = tmp_path / "history"
+    bad = CliRunner().invoke(cli, ["nightly", str(QUICKSTART), "--history", str(history), "--strategies", "basline"])
+    assert bad.exit_code == 2 and "did you mean 'baseline'?" in bad.output and not history.exists()
+
+    result = CliRunner().invoke(cli, ["nightly", str(QUICKSTART), "--history", str(history), "--limit", "1",
+                                      "--strategies", "baseline", "--set", "repeats=1", "--set", "sandbox=none"])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in history.iterdir() if p.is_dir() and p.name != "plots"]
+    assert len((run_dir / "runs.jsonl").read_text().splitlines()) == 1
+    assert json.loads((run_dir / "manifest.json").read_text())["config"]["taskset"]["limit"] == 1
