@@ -139,6 +139,14 @@ def _prefixes(argv0: str) -> set[Path]:
     return out
 
 
+@lru_cache(maxsize=64)
+def _kept_prefixes(argv0: str, hide: tuple[Path, ...]) -> list[Path]:
+    """The interpreter folders that a hidden or private folder covers, to bind back into the jail
+    (cached: the lookups cost more than the rest of the jail's arguments, on every test command)."""
+    masked = [*hide, *_PRIVATE]
+    return sorted(p for p in _prefixes(argv0) if any(h == p or h in p.parents for h in masked))
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How to contain a command: `bwrap` (the jail above) or `none` (limits and kill only)."""
@@ -153,9 +161,7 @@ class Sandbox:
             return argv
         hide = [Path(p).absolute() for p in (str(Path.home()), *self.hide)]
         hide = [h for h in hide if h != Path("/")]
-        masked = [*hide, *_PRIVATE]
-        keep = sorted(p for p in _prefixes(argv[0] if argv else "")
-                      if any(h == p or h in p.parents for h in masked))
+        keep = _kept_prefixes(argv[0] if argv else "", tuple(hide))
         return [*_bwrap_args(writable or workdir, workdir, hide, keep, self.limits.tmp_size), "--", *argv]
 
 

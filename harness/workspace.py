@@ -7,6 +7,7 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
@@ -206,6 +207,39 @@ def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
     return state
 
 
+def _copy_tree(src: str, dst: str) -> None:
+    """Copy a template: files with their mode and times (so `_tree_state` matches), links as links.
+
+    A lean `shutil.copytree(symlinks=True)`: no extended attributes, a few system calls per file.
+    """
+    os.mkdir(dst)
+    with os.scandir(src) as entries:
+        for entry in entries:
+            target = os.path.join(dst, entry.name)
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                os.symlink(os.readlink(entry.path), target)
+                os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+            elif stat.S_ISDIR(st.st_mode):
+                _copy_tree(entry.path, target)
+            elif stat.S_ISREG(st.st_mode):
+                fin = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
+                try:
+                    fout = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                    try:
+                        while os.sendfile(fout, fin, None, 1 << 30):
+                            pass
+                        os.fchmod(fout, stat.S_IMODE(st.st_mode))
+                        os.utime(fout, ns=(st.st_atime_ns, st.st_mtime_ns))
+                    finally:
+                        os.close(fout)
+                finally:
+                    os.close(fin)
+            else:
+                raise GitError(f"{entry.path}: not a regular file, folder or symlink")
+    os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))
+
+
 @dataclass
 class Workspace:
     """A run's private copy of the repository, a git repo whose first commit is the base."""
@@ -226,7 +260,7 @@ class Workspace:
         scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{owner}-{task.id[:40]}-", dir=parent or work_root()))
         root = scratch / "repo"
         template = prepare_template(task)
-        shutil.copytree(template, root, symlinks=True)  # copies keep the template's mtimes
+        _copy_tree(str(template), str(root))
         return cls(root, task, python, sandbox, output_cap, scratch, _TEMPLATE_STATE.get(template))
 
     def diff(self) -> str:
