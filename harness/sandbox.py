@@ -228,11 +228,10 @@ class _PidsCgroup:
             return []
 
     def kill(self) -> None:
+        """SIGKILL what the cgroup holds until it is empty (5 s at most), waking as they exit."""
         deadline = time.monotonic() + 5
-        while (pids := self.pids()) and time.monotonic() < deadline:
-            for pid in pids:
-                _signal(pid, signal.SIGKILL)
-            time.sleep(0.01)
+        while (pids := self.pids()) and (left := deadline - time.monotonic()) > 0:
+            _kill_and_wait(pids, min(left, 0.1))
 
     def remove(self) -> None:
         for _ in range(50):
@@ -259,6 +258,36 @@ def _signal(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _kill_and_wait(pids: list[int], timeout: float) -> None:
+    """SIGKILL `pids` and wait until they have exited or `timeout` passes (pidfds: no polling tick)."""
+    fds = []
+    for pid in pids:
+        fd = _pidfd(pid)
+        if fd is None:
+            _signal(pid, signal.SIGKILL)
+            continue
+        fds.append(fd)
+        try:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        if len(fds) < len(pids):
+            time.sleep(min(timeout, _FALLBACK_POLL_S))
+        poll = select.poll()
+        for fd in fds:
+            poll.register(fd, select.POLLIN)
+        end = time.monotonic() + timeout
+        while fds and (left := end - time.monotonic()) > 0:
+            for fd, _ in poll.poll(left * 1000):
+                poll.unregister(fd)
+                fds.remove(fd)
+                os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def proc_stat(pid: int | str) -> list[bytes] | None:

@@ -54,6 +54,7 @@ class TokenCounter:
         self.name = encoding_name
         self._encoding = load_encoding(encoding_name)
         self._cache: dict[str, int] = {}
+        self._tools: tuple[list[dict[str, Any]], str] | None = None
         self.encoded_tokens = 0
         self.counted_tokens = 0
 
@@ -81,7 +82,14 @@ class TokenCounter:
 
     def count_tools(self, tools: list[dict[str, Any]]) -> int:
         """Tokens taken by the tool schemas sent with every request."""
-        return self.count(json.dumps(tools, sort_keys=True)) if tools else 0
+        if not tools:
+            return 0
+        if self._tools is not None and self._tools[0] is tools:  # the same schemas on every turn
+            text = self._tools[1]
+        else:
+            text = json.dumps(tools, sort_keys=True)
+            self._tools = (tools, text)
+        return self.count(text)
 
     def encode(self, text: str) -> list[int]:
         return self._encoding.encode(text, disallowed_special=())
