@@ -30,6 +30,7 @@ class AgentOutcome:
     completion_tokens: int = 0
     cached_tokens: int = 0
     strategy_tokens: int = 0
+    strategy_completion_tokens: int = 0
     peak_context_tokens: int = 0
     model_s: float = 0.0
     tool_s: float = 0.0
@@ -62,6 +63,7 @@ def run_agent(history: History, strategy: Any, model: Any, toolbox: Toolbox, bud
             return out
         ledger = context.ledger
         out.strategy_tokens += ledger.strategy_tokens
+        out.strategy_completion_tokens += ledger.strategy_completion_tokens
         out.context_loss_events += sum(a.kind in _LOSS_ACTIONS for a in ledger.actions)
         context_tokens = budget.counter.count_messages(context.messages) + budget.counter.count_tools(TOOL_SCHEMAS)
         out.peak_context_tokens = max(out.peak_context_tokens, context_tokens)

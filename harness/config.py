@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
-__all__ = ["ExperimentConfig", "ModelConfig", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
+__all__ = ["ExperimentConfig", "ModelConfig", "Pricing", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
            "load_config", "apply_overrides", "select_strategies", "config_hash",
            "DEFAULT_SYSTEM_PROMPT"]
 
@@ -42,6 +42,26 @@ class SimParams(_Strict):
     max_searches: int = Field(6, ge=1, description="Most names from the task statement it will search for.")
 
 
+class Pricing(_Strict):
+    """Dollars per million tokens; without it prices come from the `genai-prices` database by model name."""
+
+    model: str | None = Field(None, description="Price as this model of the price database (e.g. gpt-4o-mini), instead of `name`.")
+    input: float | None = Field(None, ge=0, description="$ per million prompt tokens not served from cache.")
+    cached_input: float | None = Field(None, ge=0, description="$ per million cached prompt tokens; default `input`.")
+    output: float | None = Field(None, ge=0, description="$ per million completion tokens.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Pricing:
+        given = [k for k in ("input", "cached_input", "output") if getattr(self, k) is not None]
+        if self.model and given:
+            raise ValueError(f"give either model or prices ({', '.join(given)}), not both")
+        if given and (self.input is None or self.output is None):
+            raise ValueError("prices need at least input and output (cached_input defaults to input)")
+        if not self.model and not given:
+            raise ValueError("give model (a name in the price database) or input and output prices")
+        return self
+
+
 class ModelConfig(_Strict):
     provider: Literal["sim", "openai"] = Field("sim", description="`sim` (embedded simulator) or `openai` (any OpenAI-compatible endpoint).")
     name: str = Field("sim-coder", description="Model name sent to the provider.")
@@ -56,6 +76,7 @@ class ModelConfig(_Strict):
     max_retries: int = Field(4, ge=0, description="Retries on rate limits, 5xx and timeouts.")
     request_timeout_s: float = Field(120.0, gt=0)
     sim: SimParams = Field(default_factory=SimParams)
+    pricing: Pricing | None = Field(None, description="Prices for cost_usd; default: looked up by `name` in genai-prices.")
 
 
 class TasksetSpec(_Strict):

@@ -35,6 +35,7 @@ class RunResult(BaseModel):
     strategy_tokens: int = Field(description="Tokens the strategy itself spent on model calls.")
     total_tokens: int
     cached_tokens: int = 0
+    cost_usd: float | None = Field(None, description="Dollars at the experiment's prices (manifest `pricing`); None when unknown.")
     peak_context_tokens: int
     wall_s: float
     model_s: float = 0.0

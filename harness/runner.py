@@ -28,6 +28,7 @@ from ctxbench.harness.models.base import FatalModelError
 from ctxbench.harness.repo_view import StaticRepo
 from ctxbench.harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
 from ctxbench.harness.sandbox import Sandbox, choose_sandbox, fallback_warning
+from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
 from ctxbench.harness.tasks import Taskset, load_taskset, resolve_taskset_path
 from ctxbench.harness.testenv import resolve_interpreter
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter, TokenizerError
@@ -75,6 +76,8 @@ class RunContext:
     experiment_id: str
     fixed: dict[str, str]
     """Hashes of the fixed variables (see fixed_variables)."""
+    prices: Prices | None = None
+    """What a run's tokens cost (None: unknown, cost_usd left empty)."""
 
 
 def run_seed(experiment_seed: int, task_id: str, repeat: int) -> int:
@@ -134,6 +137,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
             prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
             strategy_tokens=outcome.strategy_tokens, total_tokens=outcome.total_tokens,
             cached_tokens=outcome.cached_tokens, peak_context_tokens=outcome.peak_context_tokens,
+            cost_usd=_cost(ctx.prices, outcome),
             wall_s=round(time.monotonic() - start, 3), model_s=round(outcome.model_s, 3),
             tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
             tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
@@ -150,6 +154,14 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
     finally:
         if ws is not None and not ctx.config.keep_workspaces:
             ws.cleanup()
+
+
+def _cost(prices: Prices | None, outcome: Any) -> float | None:
+    """The run's dollars: the agent's calls, and the strategy's own calls (their prompts priced as uncached)."""
+    strategy_prompt = outcome.strategy_tokens - outcome.strategy_completion_tokens
+    cost = run_cost(prices, outcome.prompt_tokens + strategy_prompt, outcome.cached_tokens,
+                    outcome.completion_tokens + outcome.strategy_completion_tokens)
+    return None if cost is None else round(cost, 8)
 
 
 class _RepoFiles:
@@ -183,7 +195,7 @@ def transcript_path(output_dir: Path, result: RunResult) -> Path:
 
 def fixed_variables(config: ExperimentConfig, taskset: Taskset, system_prompt: str) -> dict[str, str]:
     """Hashes of what must not differ between runs that are compared."""
-    model = config.model.model_dump()
+    model = config.model.model_dump(exclude={"pricing"})  # prices change the cost, not the runs
     return {
         "model": config_hash(model),
         "taskset": taskset.content_hash(),
@@ -226,7 +238,8 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
 
         check_ray(config.ray_address)
     return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment),
-                      choose_sandbox(config.sandbox, hide=(taskset.path, repos, out)), out, experiment_id, fixed)
+                      choose_sandbox(config.sandbox, hide=(taskset.path, repos, out)), out, experiment_id, fixed,
+                      resolve_prices(config.model))
 
 
 def check_output_dir(out: Path, key: str) -> None:
@@ -293,6 +306,7 @@ def manifest_for(ctx: RunContext) -> dict[str, Any]:
         "strategies": [s.model_dump() for s in config.strategies],
         "sandbox": {"requested": config.sandbox, "used": ctx.sandbox.mode, "warning": sandbox_note},
         "simulated": config.model.provider == "sim",
+        "pricing": ctx.prices.as_dict() if ctx.prices else None,
         "runs_planned": len(plan_runs(config, ctx.taskset)),
     }
 

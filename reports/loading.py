@@ -39,6 +39,7 @@ class Manifest(BaseModel):
     strategies: list[dict[str, Any]] = Field(default_factory=list)
     simulated: bool = Field(description="The model provider is the simulator.")
     sandbox: SandboxInfo = Field(default_factory=SandboxInfo)
+    pricing: dict[str, Any] | None = Field(None, description="$ per million tokens (input, cached_input, output) and their source.")
 
     @property
     def strategy_labels(self) -> list[str]:

@@ -49,6 +49,19 @@ def _num(x: float) -> str:
     return "–" if math.isnan(x) else f"{x:,.0f}"
 
 
+def _pricing_note(m: Manifest) -> list[Block]:
+    if not m.pricing:
+        return []
+    p = m.pricing
+    return [Paragraph(f"Cost (`cost_usd`) at ${p['input']:g} per million prompt tokens, ${p['cached_input']:g} per "
+                      f"million cached prompt tokens and ${p['output']:g} per million completion tokens "
+                      f"({p['source']}).")]
+
+
+def _usd(x: float) -> str:
+    return "–" if math.isnan(x) else f"${x:,.4f}"
+
+
 def _summary_table(summaries: list[StrategySummary]) -> pd.DataFrame:
     rows = [{
         "strategy": s.strategy, "runs": s.runs, "resolved": s.resolved,
@@ -57,6 +70,8 @@ def _summary_table(summaries: list[StrategySummary]) -> pd.DataFrame:
                                           f"({_pct(s.repeat_min)}–{_pct(s.repeat_max)})",
         "tokens mean / median / p90": f"{_num(s.tokens_mean)} / {_num(s.tokens_median)} / {_num(s.tokens_p90)}",
         "tokens per resolved": _num(s.tokens_per_resolved),
+        **({"cost $ mean / per resolved": f"{_usd(s.cost_mean)} / {_usd(s.cost_per_resolved)}"}
+           if any(not math.isnan(x.cost_mean) for x in summaries) else {}),
         "turns (mean)": f"{s.turns_mean:.1f}", "wall s (mean / median)": f"{s.wall_mean:.1f} / {s.wall_median:.1f}",
     } for s in summaries]
     return pd.DataFrame(rows)
@@ -127,6 +142,7 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path) -> tup
                   f"{tasks} tasks × {runs['repeat'].nunique()} repeats × {len(order)} strategies = {len(runs)} runs."),
         Heading("Summary"),
         Table(_summary_table(summaries), id="summary"),
+        *_pricing_note(m),
         Figure(plots[0], "Completion rate per strategy with Wilson 95% intervals."),
         *_comparison_blocks(folder, reference),
         Heading("Stability"),

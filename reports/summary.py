@@ -48,6 +48,12 @@ class StrategySummary:
     wall_median: float
     failures: dict[str, int]
     """Unresolved runs per failure reason (every reason, zeros included)."""
+    cost_mean: float = math.nan
+    """Mean dollars per run (`cost_usd`); NaN when the runs carry no price."""
+    cost_total: float = math.nan
+    """Dollars of all the runs."""
+    cost_per_resolved: float = math.nan
+    """Dollars of all the runs / runs resolved (NaN when none resolved)."""
 
     def failure_share(self, reason: str) -> float:
         """Share of all runs of this strategy that failed for `reason`."""
@@ -89,7 +95,17 @@ def summarize_strategy(strategy: str, runs: pd.DataFrame) -> StrategySummary:
         turns_mean=float(runs["turns"].mean()), wall_mean=float(runs["wall_s"].mean()),
         wall_median=float(runs["wall_s"].median()),
         failures={r: int(failures.get(r, 0)) for r in FAILURE_REASONS},
+        **_costs(runs, resolved),
     )
+
+
+def _costs(runs: pd.DataFrame, resolved: int) -> dict[str, float]:
+    """Cost figures, only when every run has a price (a partial sum would understate it)."""
+    if "cost_usd" not in runs.columns or runs["cost_usd"].isna().any():
+        return {}
+    cost = runs["cost_usd"].astype(float)
+    return {"cost_mean": float(cost.mean()), "cost_total": float(cost.sum()),
+            "cost_per_resolved": float(cost.sum() / resolved) if resolved else math.nan}
 
 
 def summarize(runs: pd.DataFrame, order: list[str] | None = None) -> list[StrategySummary]:
