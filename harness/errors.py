@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Iterable
 
-__all__ = ["InputError", "did_you_mean"]
+__all__ = ["InputError", "EndpointUnavailable", "did_you_mean"]
 
 
 class InputError(Exception):
@@ -20,6 +20,13 @@ class InputError(Exception):
     def __init__(self, message: str = "", *more: str) -> None:
         super().__init__("\n".join((message, *more)))
         self.problems: tuple[str, ...] = (message, *more)
+
+
+class EndpointUnavailable(InputError):
+    """The model endpoint cannot be used (key variable unset, nothing answers, key refused), found
+    before anything is written: exit code 3."""
+
+    exit_code = 3
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:

@@ -46,7 +46,8 @@ class RunResult(BaseModel):
     context_loss_events: int = Field(0, description="Strategy actions that dropped or cut content.")
     tests: dict[str, str] = Field(default_factory=dict, description="Outcome per FAIL_TO_PASS/PASS_TO_PASS id.")
     patch: str = ""
-    error: str | None = Field(None, description="Traceback when the harness failed.")
+    error: str | None = Field(None, description="Traceback when the harness failed; the provider's error for "
+                                                 "`model_error`.")
     _transcript: bytes | None = PrivateAttr(None)
     """The gzipped per-turn ledger on its way from the worker to the writer; never in runs.jsonl."""
 

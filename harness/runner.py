@@ -38,7 +38,11 @@ from ctxbench.harness.workspace import Workspace, prepare_template, remove_templ
 from ctxbench.strategies import StrategyServices, create_strategy
 
 __all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "ExperimentAborted",
-           "FIXED_KEYS", "check_output_dir"]
+           "FIXED_KEYS", "check_output_dir", "MODEL_ERRORS_IN_A_ROW"]
+
+MODEL_ERRORS_IN_A_ROW = 3
+"""Runs ending in `model_error` one after another that stop the experiment (the circuit breaker):
+an endpoint that fails this often is down, and every further run would be lost too."""
 
 FIXED_KEYS = ("model", "taskset", "system_prompt", "tools", "harness_version", "limits")
 
@@ -142,6 +146,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
             tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
             tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
             context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=patch,
+            error=outcome.detail if reason == "model_error" else None,
         )
         result._transcript = _transcript(outcome.ledgers, outcome.detail)
         return result
@@ -229,6 +234,10 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
             except ContextOverflow as exc:
                 raise InputError(f"strategy {s.key}: {exc}") from exc
     check_gold_patches(taskset)
+    if config.model.provider != "sim":
+        from ctxbench.harness.models.openai_provider import preflight as check_endpoint
+
+        check_endpoint(config.model)
     fixed = fixed_variables(config, taskset, system_prompt)
     experiment_id = config_hash(fixed)[:16]
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
@@ -401,15 +410,32 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
         for task in ctx.taskset.tasks:
             prepare_template(task)  # built once here; forked workers inherit them (Ray workers build their own)
     writer = ResultsWriter(runs_path)
+
+    def record(result: RunResult) -> None:
+        if result._transcript is not None:  # before the result line: a recorded run has its transcript
+            path = transcript_path(out, result)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(result._transcript)
+        writer.write(result)
+
+    streak: list[RunResult] = []  # model_error runs in a row, held back until a run ends otherwise
     try:
         from ctxbench.harness.executors import execute
 
         for result in execute(ctx, todo, progress, already_done=len(done), total=len(specs)):
-            if result._transcript is not None:  # before the result line: a recorded run has its transcript
-                path = transcript_path(out, result)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(result._transcript)
-            writer.write(result)
+            if result.failure_reason == "model_error":
+                streak.append(result)
+                if len(streak) >= MODEL_ERRORS_IN_A_ROW:
+                    raise ExperimentAborted(
+                        f"{len(streak)} runs in a row ended in model_error, the endpoint failing after its retries "
+                        f"(last: {' '.join((result.error or '?').split())[:300]}); those runs are not recorded")
+                continue
+            for held in streak:
+                record(held)
+            streak = []
+            record(result)
+        for held in streak:
+            record(held)
     finally:
         writer.close()
         remove_templates()

@@ -47,7 +47,11 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
     try:
         results = run_experiment(ctx, resume=resume)
     except ExperimentAborted as exc:
-        click.echo(f"error: experiment stopped: {exc}\ncontinue with\n  {again}", err=True)
+        from ctxbench.harness.results import read_results
+
+        recorded = len(read_results(ctx.output_dir / "runs.jsonl"))
+        click.echo(f"error: experiment stopped: {exc}; {recorded} runs are recorded in {ctx.output_dir}; "
+                   f"continue with: {again}", err=True)
         sys.exit(3)
     except KeyboardInterrupt:
         from ctxbench.harness.results import read_results

@@ -30,7 +30,7 @@ from ctxbench.harness.history import ToolCall
 from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
                                  TransientModelError, Usage)
 
-__all__ = ["OpenAIModel", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY"]
+__all__ = ["OpenAIModel", "preflight", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY", "PREFLIGHT_TIMEOUT_S"]
 
 BASE_DELAY_S = 1.0
 """First retry waits about this long; each further retry doubles it (with jitter)."""
@@ -38,6 +38,9 @@ MAX_DELAY_S = 60.0
 """No single wait is longer, whatever the backoff or a Retry-After header says."""
 NO_KEY = "no-key"
 """Key sent when `api_key_env` is not set (local servers that need none)."""
+
+PREFLIGHT_TIMEOUT_S = 5.0
+"""How long the check before a run waits for the endpoint (connect and reply), without retries."""
 
 _RETRIED_STATUS = {408, 409, 429}
 _CONTEXT_MESSAGE = re.compile(
@@ -131,6 +134,38 @@ def _client(config: ModelConfig) -> openai.OpenAI:
     else:
         key = NO_KEY
     return openai.OpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=config.request_timeout_s)
+
+
+def preflight(config: ModelConfig) -> None:
+    """Before anything is written: the key variable is set, `GET {base_url}/models` answers within
+    PREFLIGHT_TIMEOUT_S with a model list, and the key is accepted.
+
+    Raises:
+        EndpointUnavailable: one line naming the variable or the URL and the cause.
+    """
+    from ctxbench.harness.errors import EndpointUnavailable
+
+    if config.api_key_env and not os.environ.get(config.api_key_env):
+        raise EndpointUnavailable(f"model.api_key_env: environment variable {config.api_key_env} is not set "
+                                  "(it must hold the API key)")
+    client = _client(config).with_options(timeout=min(PREFLIGHT_TIMEOUT_S, config.request_timeout_s), max_retries=0)
+    url = f"{str(client.base_url).rstrip('/')}/models"
+    try:
+        client.models.list()
+    except openai.APIConnectionError as exc:
+        kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "cannot connect"
+        cause = exc.__cause__ or exc
+        raise EndpointUnavailable(f"model.base_url: {kind}: GET {url}: {' '.join(str(cause).split())[:300]}") from None
+    except openai.APIStatusError as exc:
+        status = exc.status_code
+        if status in (401, 403):
+            key = f"the key in ${config.api_key_env}" if config.api_key_env else "no key (model.api_key_env is not set)"
+            raise EndpointUnavailable(f"model.api_key_env: GET {url} refused {key} ({status}): {_one_line(exc)}") from None
+        hint = " (an OpenAI-compatible base_url usually ends in /v1)" if status == 404 and not url.endswith("/v1/models") else ""
+        raise EndpointUnavailable(f"model.base_url: GET {url} answered HTTP {status}{hint}: {_one_line(exc)}") from None
+    except openai.APIError as exc:
+        raise EndpointUnavailable(f"model.base_url: GET {url} gave a reply that is not an OpenAI-compatible "
+                                  f"model list: {' '.join(str(exc).split())[:300]}") from None
 
 
 def _status_error(exc: openai.APIStatusError, config: ModelConfig) -> Exception:

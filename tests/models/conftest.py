@@ -36,6 +36,16 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_GET(self) -> None:
+        """`GET /v1/models` (the check before a run): `server.models` as (status, body)."""
+        status, payload = self.server.models
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -45,8 +55,9 @@ def scripted_endpoint():
     """Start a stdlib HTTP server answering chat requests from a script.
 
     The script is a list of (status, body), answered in order (the last one repeats), or a function
-    (request index, request body) -> (status, body). The server has `.url` (the base_url) and
-    `.requests` (the decoded request bodies, in arrival order).
+    (request index, request body) -> (status, body). The server has `.url` (the base_url),
+    `.requests` (the decoded chat request bodies, in arrival order) and `.models`, the (status, body)
+    of `GET /v1/models` (a list with `sim-coder`).
     """
     servers: list[ThreadingHTTPServer] = []
 
@@ -57,6 +68,8 @@ def scripted_endpoint():
         server.requests = []
         server.script = script if callable(script) else (lambda i, _body: script[min(i, len(script) - 1)])
         server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        server.models = (200, {"object": "list", "data": [{"id": "sim-coder", "object": "model", "created": 0,
+                                                           "owned_by": "test"}]})
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         servers.append(server)
         return server
