@@ -177,13 +177,11 @@ def prepare_template(task: Task) -> Path:
         check_repository(root, f"task {task.id}")
         # A bare-minimum .git (no sample hooks, no reflog, one pack file) keeps each run's copy small.
         git(["init", "-q", "--template=", "-b", "main"], root)
-        git(["config", "core.logAllRefUpdates", "false"], root)
         (root / ".git" / "info").mkdir(exist_ok=True)
         (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
         git(["add", "-A"], root)
-        git(["commit", "-q", "--no-verify", "-m", "base"], root)
-        git(["repack", "-a", "-d", "-q"], root)
-        git(["prune-packed"], root)
+        git(["-c", "core.logAllRefUpdates=false", "commit", "-q", "--no-verify", "-m", "base"], root)
+        git(["repack", "-a", "-d", "-n", "-q"], root)  # -d also prunes the loose objects now packed
     except BaseException:  # a half-built template is not left behind
         shutil.rmtree(root.parent, ignore_errors=True)
         raise
@@ -270,8 +268,6 @@ class Workspace:
         read), the patch is empty without asking git; any write changes the mtime.
         """
         if self._base_state is not None and _tree_state(self.root) == self._base_state:
-            return ""
-        if not git(["status", "--porcelain"], self.root).stdout.strip():
             return ""
         git(["add", "-A"], self.root)
         return git(["diff", "--cached", "--no-color", "HEAD"], self.root).stdout
