@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,7 @@ from ctxbench.harness.results import ResultsWriter, RunResult, read_results, rep
 from ctxbench.harness.sandbox import Sandbox, choose_sandbox, fallback_warning
 from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
 from ctxbench.harness.tasks import Taskset, load_taskset, resolve_taskset_path
-from ctxbench.harness.testenv import resolve_interpreter
+from ctxbench.harness.testenv import command_problem, resolve_interpreter
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter, TokenizerError
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
 from ctxbench.harness.version import __version__
@@ -234,6 +235,8 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
             except ContextOverflow as exc:
                 raise InputError(f"strategy {s.key}: {exc}") from exc
     check_gold_patches(taskset)
+    python = resolve_interpreter(taskset.environment)
+    check_test_commands(taskset, python)
     if config.model.provider != "sim":
         from ctxbench.harness.models.openai_provider import preflight as check_endpoint
 
@@ -246,7 +249,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
         from ctxbench.harness.executors import check_ray
 
         check_ray(config.ray_address)
-    return RunContext(config, taskset, system_prompt, resolve_interpreter(taskset.environment),
+    return RunContext(config, taskset, system_prompt, python,
                       choose_sandbox(config.sandbox, hide=(taskset.path, repos, out)), out, experiment_id, fixed,
                       resolve_prices(config.model))
 
@@ -264,6 +267,19 @@ def check_output_dir(out: Path, key: str) -> None:
         raise InputError(f"{key}: {out} lies under {existing}, which is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"{key}: {existing} is not writable, so {out} cannot be written")
+
+
+def check_test_commands(taskset: Taskset, python: str) -> None:
+    """Every task's test command can start (checked once, before the first run).
+
+    Raises:
+        InputError: naming the taskset file, the task and why the command cannot start.
+    """
+    where = taskset.path / "taskset.yaml" if taskset.path.is_dir() else taskset.path
+    for task in taskset.tasks:
+        problem = command_problem(task, python)
+        if problem:
+            raise InputError(f"{where}: task {task.id}: test_cmd {shlex.join(task.test_cmd)!r} cannot start: {problem}")
 
 
 def check_gold_patches(taskset: Taskset) -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ctxbench.harness.sandbox import Sandbox
 from ctxbench.harness.tasks import Task, Taskset
-from ctxbench.harness.testenv import resolve_interpreter
+from ctxbench.harness.testenv import command_problem, resolve_interpreter
 from ctxbench.harness.workspace import Workspace
 
 __all__ = ["TaskValidation", "validate_task", "validate_taskset"]
@@ -21,6 +21,9 @@ class TaskValidation:
 
 
 def validate_task(task: Task, python: str, timeout_s: float = 120.0, sandbox: Sandbox = Sandbox()) -> TaskValidation:
+    problem = command_problem(task, python)
+    if problem:
+        return TaskValidation(task.id, False, [f"test command cannot start: {problem}"])
     problems: list[str] = []
     seconds = 0.0
     ws = Workspace.create(task, python, sandbox=sandbox)

@@ -17,7 +17,7 @@ from typing import Literal
 
 from ctxbench.harness.sandbox import ProcessResult, Sandbox, proc_stat, run_contained
 from ctxbench.harness.tasks import Task, check_repository
-from ctxbench.harness.testenv import test_env_vars
+from ctxbench.harness.testenv import test_argv, test_env_vars
 
 __all__ = ["prepare_template", "remove_templates", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
 
@@ -278,10 +278,7 @@ class Workspace:
         return git(["apply", "--whitespace=nowarn", "-"], self.root, stdin=patch, check=False).returncode == 0
 
     def command(self, test_ids: list[str] | tuple[str, ...]) -> list[str]:
-        argv = list(self.task.test_cmd)
-        if argv and argv[0] in ("python", "python3"):
-            argv[0] = self.python
-        return [*argv, *test_ids]
+        return [*test_argv(self.task, self.python), *test_ids]
 
     def run_tests(self, test_ids: list[str] | tuple[str, ...], timeout_s: float,
                   junit: Path | None = None) -> ProcessResult:
@@ -299,6 +296,8 @@ class Workspace:
         junit = self._scratch / "junit.xml"
         junit.unlink(missing_ok=True)
         result = self.run_tests(ids, timeout_s, junit)
+        if result.output.startswith("bwrap: execvp"):  # the jail could not start the command: not the agent's fault
+            raise RuntimeError(f"the test command cannot start in the sandbox: {result.output.strip()[:300]}")
         tests = parse_junit(junit, ids)
         f2p = all(tests[t] == "passed" for t in self.task.FAIL_TO_PASS)
         p2p = all(tests[t] == "passed" for t in self.task.PASS_TO_PASS)
