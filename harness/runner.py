@@ -28,7 +28,7 @@ from ctxbench.harness.models import make_model
 from ctxbench.harness.models.base import FatalModelError
 from ctxbench.harness.repo_view import StaticRepo
 from ctxbench.harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
-from ctxbench.harness.sandbox import Sandbox, choose_sandbox, fallback_warning
+from ctxbench.harness.sandbox import Sandbox, choose_sandbox, fallback_warning, process_limit_mechanism, sweep_cgroups
 from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
 from ctxbench.harness.tasks import Taskset, load_taskset, resolve_taskset_path
 from ctxbench.harness.testenv import command_problem, resolve_interpreter
@@ -329,7 +329,8 @@ def manifest_for(ctx: RunContext) -> dict[str, Any]:
         "taskset": {"name": ctx.taskset.name, "path": str(ctx.taskset.path),
                     "tasks": [t.id for t in ctx.taskset.tasks]},
         "strategies": [s.model_dump() for s in config.strategies],
-        "sandbox": {"requested": config.sandbox, "used": ctx.sandbox.mode, "warning": sandbox_note},
+        "sandbox": {"requested": config.sandbox, "used": ctx.sandbox.mode, "warning": sandbox_note,
+                    "process_limit": process_limit_mechanism()},
         "simulated": config.model.provider == "sim",
         "pricing": ctx.prices.as_dict() if ctx.prices else None,
         "runs_planned": len(plan_runs(config, ctx.taskset)),
@@ -421,6 +422,10 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
     swept = sweep_stale()
     if swept:
         print(f"ctxbench: removed {swept} workspace folders left by ctxbench processes that no longer run",
+              file=sys.stderr)
+    swept = sweep_cgroups()
+    if swept:
+        print(f"ctxbench: removed {swept} process-limit cgroups left by ctxbench processes that no longer run",
               file=sys.stderr)
     if ctx.config.executor == "local":
         for task in ctx.taskset.tasks:

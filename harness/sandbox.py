@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import os
+import re
 import resource
 import secrets
 import select
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 __all__ = ["ProcessResult", "ResourceLimits", "Sandbox", "run_contained", "bwrap_available", "choose_sandbox",
-           "fallback_warning", "process_limit_mechanism"]
+           "fallback_warning", "process_limit_mechanism", "sweep_cgroups", "owner_tag", "process_start"]
 
 SANDBOX_UID = 65534
 """Uid (and gid) the jailed command sees; it holds no capability whatever its number."""
@@ -210,16 +211,32 @@ class _PidsCgroup:
 
     @classmethod
     def create(cls, limit: int) -> _PidsCgroup | None:
+        """A new cgroup named after this process (`ctxbench-<pid>.<start time>-<n>`, so
+        `sweep_cgroups` can tell a dead owner's); None where there are no pids cgroups at all.
+
+        Raises:
+            OSError: cgroups work here but this one cannot be made: never a silent fall back to
+                the weaker watchdog.
+        """
         base = cls.parent()
         if base is None:
             return None
-        path = base / f"ctxbench-{os.getpid()}-{next(cls._names)}"
-        try:
-            path.mkdir()
-            (path / "pids.max").write_text(f"{limit}\n")
-        except OSError:
-            return None
-        return cls(path)
+        for _ in range(100):
+            path = base / f"ctxbench-{owner_tag()}-{next(cls._names)}"
+            try:
+                path.mkdir()
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise OSError(exc.errno, f"cannot create the pids cgroup {path} ({exc.strerror}); "
+                                         "the process limit would have fallen back to the watchdog") from None
+            try:
+                (path / "pids.max").write_text(f"{limit}\n")
+            except OSError as exc:
+                path.rmdir()
+                raise OSError(exc.errno, f"cannot set {path}/pids.max ({exc.strerror})") from None
+            return cls(path)
+        raise OSError(f"no free pids cgroup name under {base}")
 
     def pids(self) -> list[int]:
         try:
@@ -243,6 +260,47 @@ class _PidsCgroup:
             except OSError:
                 self.kill()
                 time.sleep(0.02)
+
+
+_OWNED_CGROUP = re.compile(r"ctxbench-(\d+)(?:\.(\d+))?-\d+$")
+
+
+def sweep_cgroups() -> int:
+    """Remove the pids cgroups left by ctxbench processes that no longer run (a runner or worker
+    killed with SIGKILL never removes its own); returns how many. Their processes are killed first."""
+    base = _PidsCgroup.parent()
+    if base is None:
+        return 0
+    removed = 0
+    for entry in os.scandir(base):
+        match = _OWNED_CGROUP.match(entry.name)
+        if not match or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid, start = match.groups()
+        alive = process_start(int(pid))
+        if alive is not None and (start is None or alive == start):
+            continue
+        _PidsCgroup(Path(entry.path)).remove()
+        removed += not os.path.exists(entry.path)
+    return removed
+
+
+def process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (with the pid, a unique process identity);
+    None when no such process runs (a zombie no longer runs)."""
+    fields = proc_stat(pid)
+    return None if fields is None or fields[0] in (b"Z", b"X") else fields[19].decode()
+
+
+_OWNER: dict[int, str] = {}
+
+
+def owner_tag() -> str:
+    """`<pid>.<start time>` of this process, written into the names of the folders it owns."""
+    pid = os.getpid()
+    if pid not in _OWNER:
+        _OWNER[pid] = f"{pid}.{process_start(pid) or 0}"
+    return _OWNER[pid]
 
 
 @lru_cache(maxsize=1)

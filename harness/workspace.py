@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ctxbench.harness.sandbox import ProcessResult, Sandbox, proc_stat, run_contained
+from ctxbench.harness.sandbox import ProcessResult, Sandbox, owner_tag, process_start, run_contained
 from ctxbench.harness.tasks import Task, check_repository
 from ctxbench.harness.testenv import test_argv, test_env_vars
 
@@ -102,24 +102,6 @@ def work_root() -> Path:
     return Path(tempfile.gettempdir())
 
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (with the pid, a unique process identity);
-    None when no such process runs (a zombie no longer runs)."""
-    fields = proc_stat(pid)
-    return None if fields is None or fields[0] in (b"Z", b"X") else fields[19].decode()
-
-
-_OWNER: dict[int, str] = {}
-
-
-def _owner_tag() -> str:
-    """`<pid>.<start time>` of this process, written into the names of the folders it owns."""
-    pid = os.getpid()
-    if pid not in _OWNER:
-        _OWNER[pid] = f"{pid}.{_start_time(pid) or 0}"
-    return _OWNER[pid]
-
-
 _OWNED = re.compile(r"ctxbench-(?:template|run)-(\d+)\.(\d+)-")
 
 
@@ -139,7 +121,7 @@ def sweep_stale(root: Path | None = None) -> int:
         if not match or not entry.is_dir(follow_symlinks=False):
             continue
         pid, start = match.groups()
-        if _start_time(int(pid)) == start:
+        if process_start(int(pid)) == start:
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed += 1
@@ -163,7 +145,7 @@ def prepare_template(task: Task) -> Path:
     cached = _TEMPLATES.get(key)
     if cached is not None and cached.exists():
         return cached
-    root = Path(tempfile.mkdtemp(prefix=f"ctxbench-template-{_owner_tag()}-", dir=work_root())) / "repo"
+    root = Path(tempfile.mkdtemp(prefix=f"ctxbench-template-{owner_tag()}-", dir=work_root())) / "repo"
     try:
         if task.base_commit:
             root.mkdir()
@@ -254,7 +236,7 @@ class Workspace:
     def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
                output_cap: int = 200_000, keep: bool = False) -> Workspace:
         """A fresh copy of the task's template; `keep` names it so that `sweep_stale` leaves it alone."""
-        owner = "kept" if keep else f"run-{_owner_tag()}"
+        owner = "kept" if keep else f"run-{owner_tag()}"
         scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{owner}-{task.id[:40]}-", dir=parent or work_root()))
         root = scratch / "repo"
         template = prepare_template(task)
