@@ -21,7 +21,7 @@ class RunResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     version: int = RESULT_VERSION
-    experiment_id: str = Field(description="Hash of the fixed variables of the experiment.")
+    experiment_id: str = Field(description="Hash of the experiment's name, resolved config and taskset.")
     run_id: str = Field(description="strategy/task/repeat, unique in the experiment.")
     strategy: str = Field(description="Strategy label.")
     task_id: str

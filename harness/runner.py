@@ -212,6 +212,16 @@ def fixed_variables(config: ExperimentConfig, taskset: Taskset, system_prompt: s
     }
 
 
+def experiment_hash(config: ExperimentConfig, fixed: dict[str, str]) -> str:
+    """The experiment's id: its name, resolved config (minus how it is executed) and taskset content.
+
+    Two experiments with other strategies or repeats get different ids even when their fixed variables
+    (`fixed_id`) agree.
+    """
+    resolved = {k: v for k, v in config.model_dump(mode="json").items() if k not in _NOT_FIXED}
+    return config_hash({"name": config.name, "config": resolved, "taskset": fixed.get("taskset")})[:16]
+
+
 def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None = None) -> RunContext:
     """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget."""
     spec = config.taskset
@@ -242,7 +252,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
 
         check_endpoint(config.model)
     fixed = fixed_variables(config, taskset, system_prompt)
-    experiment_id = config_hash(fixed)[:16]
+    experiment_id = experiment_hash(config, fixed)
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
     check_output_dir(out, "--output" if output_dir else "output_dir")
     if config.executor == "ray":
@@ -320,6 +330,7 @@ def manifest_for(ctx: RunContext) -> dict[str, Any]:
     return {
         "version": 1,
         "experiment_id": ctx.experiment_id,
+        "fixed_id": config_hash(ctx.fixed)[:16],
         "name": config.name,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "harness_version": __version__,

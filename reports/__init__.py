@@ -1,24 +1,26 @@
 """Reports: load results folders, compute the statistics, compare, plot and render."""
 
-from ctxbench.reports.compare import (FolderComparison, PairedComparison, compare_folders, compare_paired,
-                             compare_strategies, verdict_line)
-from ctxbench.reports.compare_report import comparison_report
+from ctxbench.reports.compare import (FolderComparison, PairedComparison, apply_holm, compare_folders, compare_paired,
+                                      compare_strategies, verdict_line)
+from ctxbench.reports.compare_report import comparison_report, strategies_report
 from ctxbench.reports.fixed import FixedDifference, FixedVariablesDiffer, check_fixed_variables, fixed_differences
 from ctxbench.reports.loading import Manifest, ResultsFolder, fill_frame, load_results, runs_frame
 from ctxbench.reports.nightly import (NightlyOutcome, RegressionCheck, StrategyCheck, check_regressions, nightly_check,
-                             run_nightly, trend_frame, write_trend_report)
+                                      trend_frame, write_trend_report)
+from ctxbench.reports.planning import plan_rows, plan_text
 from ctxbench.reports.report import ReportPaths, write_report
-from ctxbench.reports.stats import (bootstrap_ci, mcnemar_exact, min_detectable_difference, pass_at_k, pass_hat_k,
-                           wilson_interval)
+from ctxbench.reports.stats import (bootstrap_ci, clustered_mean, holm, mcnemar_exact, min_detectable_difference,
+                                    pass_at_k, pass_hat_k, variance_parts, wilson_interval)
 from ctxbench.reports.summary import StrategySummary, summarize, summary_frame, task_table
 
 __all__ = [
     "load_results", "runs_frame", "fill_frame", "Manifest", "ResultsFolder",
     "wilson_interval", "mcnemar_exact", "pass_at_k", "pass_hat_k", "bootstrap_ci", "min_detectable_difference",
+    "clustered_mean", "holm", "variance_parts", "plan_rows", "plan_text", "apply_holm", "strategies_report",
     "StrategySummary", "summarize", "summary_frame", "task_table",
     "PairedComparison", "compare_paired", "compare_strategies", "FolderComparison", "compare_folders", "verdict_line",
     "FixedDifference", "FixedVariablesDiffer", "fixed_differences", "check_fixed_variables",
     "comparison_report", "ReportPaths", "write_report",
-    "StrategyCheck", "RegressionCheck", "check_regressions", "nightly_check", "run_nightly", "trend_frame",
+    "StrategyCheck", "RegressionCheck", "check_regressions", "nightly_check", "trend_frame",
     "write_trend_report", "NightlyOutcome",
 ]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxbench.reports.compare import FolderComparison, compare_folders, compare_strategies, comparison_frame, verdict_line
+from ctxbench.harness.errors import InputError
+from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, FolderComparison, accounting_lines, compare_folders,
+                                      compare_strategies, comparison_frame, verdict_line)
 from ctxbench.reports.document import Block, Bullets, Heading, Notice, Paragraph, Table, to_markdown
 from ctxbench.reports.loading import ResultsFolder, load_results
-from ctxbench.reports.report import manifest_notices
+from ctxbench.reports.report import METHOD, manifest_notices
 
-__all__ = ["comparison_report", "comparison_blocks"]
+__all__ = ["comparison_report", "comparison_blocks", "strategies_report"]
 
 
 def _notices(a: ResultsFolder, b: ResultsFolder) -> list[Block]:
@@ -19,16 +21,17 @@ def _notices(a: ResultsFolder, b: ResultsFolder) -> list[Block]:
     return manifest_notices(a.manifest, "A") + manifest_notices(b.manifest, "B")
 
 
-def _within(folder: ResultsFolder, label: str, reference: str) -> list[Block]:
+def _within(folder: ResultsFolder, label: str, reference: str, margin: float) -> list[Block]:
     if reference not in folder.strategies:
         return [Paragraph(f"{label}: no strategy `{reference}` (strategies: {', '.join(folder.strategies)}).")]
-    comparisons = compare_strategies(folder.runs, reference, folder.strategies)
+    comparisons = compare_strategies(folder.runs, reference, folder.strategies, margin=margin)
     if not comparisons:
         return [Paragraph(f"{label}: `{reference}` is the only strategy.")]
-    return [Paragraph(f"{label}:"), Bullets(tuple(verdict_line(c) for c in comparisons))]
+    return [Paragraph(f"{label}:"), *[Notice(line) for line in accounting_lines(comparisons)],
+            Bullets(tuple(verdict_line(c) for c in comparisons))]
 
 
-def comparison_blocks(result: FolderComparison, reference: str) -> list[Block]:
+def comparison_blocks(result: FolderComparison, reference: str, margin: float = MARGIN) -> list[Block]:
     """Lay out a folder comparison: notices and forced differences first, then B against A, then each
     folder against `reference`."""
     a, b = result.a, result.b
@@ -42,8 +45,10 @@ def comparison_blocks(result: FolderComparison, reference: str) -> list[Block]:
         Bullets((f"A: `{a.path}` — {a.manifest.name}, started {a.manifest.created}, {len(a.runs)} runs",
                  f"B: `{b.path}` — {b.manifest.name}, started {b.manifest.created}, {len(b.runs)} runs")),
         Heading("B against A, strategy by strategy"),
-        Paragraph("Paired on (task, repeat); p: exact McNemar test; intervals: bootstrap 95% over pairs (seeded); "
-                  "MDD: smallest difference in completion rate detectable with 80% power at α = 0.05."),
+        Paragraph(METHOD.format(m=len(result.comparisons), reference="A", alpha=ALPHA, margin=margin * 100,
+                                same=SAME_RATIO).replace("strategies compared with `A`", "strategies of B compared "
+                                                         "with the same strategy in A")),
+        *[Notice(line) for line in accounting_lines(result.comparisons)],
         Bullets(tuple(verdict_line(c) for c in result.comparisons)),
         Table(comparison_frame(result.comparisons), id="comparison"),
     ]
@@ -53,11 +58,13 @@ def comparison_blocks(result: FolderComparison, reference: str) -> list[Block]:
     for label, names in (("Only in A", result.only_a), ("Only in B", result.only_b)):
         if names:
             blocks.append(Paragraph(f"{label}: " + ", ".join(f"`{s}`" for s in names) + " (not compared)."))
-    blocks += [Heading(f"Each folder against `{reference}`"), *_within(a, "A", reference), *_within(b, "B", reference)]
+    blocks += [Heading(f"Each folder against `{reference}`"), *_within(a, "A", reference, margin),
+               *_within(b, "B", reference, margin)]
     return blocks
 
 
-def comparison_report(dir_a: str | Path, dir_b: str | Path, force: bool = False, reference: str = "baseline") -> str:
+def comparison_report(dir_a: str | Path, dir_b: str | Path, force: bool = False, reference: str = "baseline",
+                      margin: float = MARGIN) -> str:
     """Markdown comparing results folder B with A.
 
     Raises:
@@ -65,4 +72,32 @@ def comparison_report(dir_a: str | Path, dir_b: str | Path, force: bool = False,
         InputError: a folder is not a results folder or they share no strategy.
     """
     a, b = load_results(dir_a), load_results(dir_b)
-    return to_markdown(comparison_blocks(compare_folders(a, b, force=force), reference), Path.cwd())
+    return to_markdown(comparison_blocks(compare_folders(a, b, force=force, margin=margin), reference, margin),
+                       Path.cwd())
+
+
+def strategies_report(run_dir: str | Path, reference: str, candidate: str, margin: float = MARGIN) -> str:
+    """Markdown comparing two strategies (arms) of one results folder: `candidate` against `reference`.
+
+    Raises:
+        InputError: not a results folder, or a strategy has no runs there.
+    """
+    folder = load_results(run_dir)
+    missing = [s for s in (reference, candidate) if s not in folder.strategies]
+    if missing:
+        raise InputError(f"{folder.path}: no runs of {', '.join(repr(s) for s in missing)}; "
+                         f"strategies: {', '.join(folder.strategies)}")
+    if reference == candidate:
+        raise InputError(f"--strategies names `{reference}` twice: give two different strategies")
+    runs = folder.runs[folder.runs["strategy"].isin([reference, candidate])]
+    comparisons = compare_strategies(runs, reference, [reference, candidate], margin=margin)
+    blocks: list[Block] = [
+        *manifest_notices(folder.manifest),
+        Heading(f"ctxbench compare — `{candidate}` against `{reference}`", 1),
+        Paragraph(f"`{folder.path}` — {folder.manifest.name}, started {folder.manifest.created}."),
+        Paragraph(METHOD.format(m=1, reference=reference, alpha=ALPHA, margin=margin * 100, same=SAME_RATIO)),
+        *[Notice(line) for line in accounting_lines(comparisons)],
+        Bullets(tuple(verdict_line(c) for c in comparisons)),
+        Table(comparison_frame(comparisons), id="comparison"),
+    ]
+    return to_markdown(blocks, Path.cwd())

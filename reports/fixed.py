@@ -8,7 +8,11 @@ from typing import Any
 from ctxbench.harness.errors import InputError
 from ctxbench.reports.loading import Manifest
 
-__all__ = ["FixedDifference", "FixedVariablesDiffer", "fixed_differences", "check_fixed_variables"]
+__all__ = ["FixedDifference", "FixedVariablesDiffer", "fixed_differences", "check_fixed_variables",
+           "strategy_differences", "what_differs"]
+
+_EXECUTION = ("workers", "executor", "ray_address", "output_dir")
+"""Config keys that say how an experiment was executed, not what it measured."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,8 @@ def _flatten(value: Any, prefix: str) -> dict[str, Any]:
 
 
 def _dict_changes(a: Any, b: Any, prefix: str) -> tuple[str, ...]:
-    fa, fb = _flatten(a or {}, prefix), _flatten(b or {}, prefix)
+    fa = _flatten({} if a is None else a, prefix)
+    fb = _flatten({} if b is None else b, prefix)
     return tuple(f"{k}: {fa.get(k, '(missing)')!r} -> {fb.get(k, '(missing)')!r}"
                  for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k))
 
@@ -89,3 +94,42 @@ def check_fixed_variables(a: Manifest, b: Manifest, force: bool = False) -> list
     if differences and not force:
         raise FixedVariablesDiffer(differences)
     return differences
+
+
+def _strategies_by_label(m: Manifest) -> dict[str, dict[str, Any]]:
+    return {s.get("label") or s["name"]: s for s in m.strategies}
+
+
+def strategy_differences(a: Manifest, b: Manifest) -> list[str]:
+    """Strategies (by result label) whose name or params differ, or that only one side ran."""
+    sa, sb = _strategies_by_label(a), _strategies_by_label(b)
+    out = []
+    for label in dict.fromkeys([*sa, *sb]):
+        if label not in sb:
+            out.append(f"strategy {label}: only in the earlier run")
+        elif label not in sa:
+            out.append(f"strategy {label}: new")
+        else:
+            changes = []
+            if sa[label]["name"] != sb[label]["name"]:
+                changes.append(f"name: {sa[label]['name']!r} -> {sb[label]['name']!r}")
+            changes += _dict_changes(sa[label].get("params"), sb[label].get("params"), "params")
+            if changes:
+                out.append(f"strategy {label}: " + "; ".join(changes))
+    return out
+
+
+def what_differs(a: Manifest, b: Manifest) -> list[str]:
+    """Everything that differs between two runs of an experiment, one line each: fixed variables (with
+    the config keys inside them), strategy params under the same label, and any other config key."""
+    lines = [d.describe() for d in fixed_differences(a, b)]
+    lines += strategy_differences(a, b)
+    covered = ("model", "limits", "taskset", "strategies", "system_prompt", *_EXECUTION)
+    other = {k: v for k, v in a.config.items() if k not in covered}
+    other_b = {k: v for k, v in b.config.items() if k not in covered}
+    keys = sorted(set(other) | set(other_b))
+    lines += [c for k in keys for c in _dict_changes(other.get(k), other_b.get(k), k)]
+    if a.config.get("system_prompt") != b.config.get("system_prompt") and not any(
+            line.startswith("system_prompt") for line in lines):
+        lines.append("system_prompt: changed")
+    return lines

@@ -30,7 +30,8 @@ class Manifest(BaseModel):
     """The part of `manifest.json` (written by ctxbench.harness.runner.manifest_for) the reports read."""
 
     model_config = ConfigDict(extra="ignore")
-    experiment_id: str
+    experiment_id: str = Field(description="Hash of the name, the resolved config and the taskset: the experiment.")
+    fixed_id: str | None = Field(None, description="Hash of the fixed variables alone (absent in older folders).")
     name: str
     created: str = Field(description="UTC ISO time the experiment started.")
     harness_version: str

@@ -1,26 +1,30 @@
-"""Nightly runs: find the previous comparable run, check for regressions, and write the trend report."""
+"""Nightly checks: compare the latest run of an experiment with the one before, say what changed,
+and keep every run of the experiment in the trend. (Running the experiment is the CLI's job.)"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
 from ctxbench.harness.errors import InputError
-from ctxbench.reports.compare import ALPHA, PairedComparison, compare_folders, verdict_line
-from ctxbench.reports.document import Block, Bullets, Figure, Heading, Paragraph, Table, to_markdown
+from ctxbench.reports.compare import PairedComparison, accounting_lines, compare_folders, verdict_line
+from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_markdown
+from ctxbench.reports.fixed import what_differs
 from ctxbench.reports.loading import ResultsFolder, load_results
-from ctxbench.reports.plots import plot_trend
-from ctxbench.reports.report import manifest_notices, write_report
+from ctxbench.reports.report import manifest_notices
 from ctxbench.reports.stats import bootstrap_ci, wilson_interval
+from ctxbench.reports.summary import split_harness_errors
 
 __all__ = ["StrategyCheck", "RegressionCheck", "check_regressions", "History", "read_history",
            "find_previous_run", "trend_frame", "write_trend_report", "NightlyOutcome", "nightly_check",
-           "run_nightly", "nightly_run_dir", "DEFAULT_TOKEN_RATIO"]
+           "DEFAULT_TOKEN_RATIO", "EXIT_CODES"]
 
 DEFAULT_TOKEN_RATIO = 1.2
+EXIT_CODES = {0: "no regression (or nothing to compare)", 1: "a strategy regressed", 2: "bad input, nothing written",
+              3: "a fatal provider error or a dead worker stopped the run"}
 
 
 @dataclass(frozen=True)
@@ -29,9 +33,9 @@ class StrategyCheck:
 
     comparison: PairedComparison
     completion_fell: bool
-    """McNemar p < ALPHA and a lower completion rate."""
+    """The task-level verdict (Holm across strategies) is `worse`."""
     tokens_rose: bool
-    """The bootstrap 95% interval of the token ratio lies entirely above the allowed ratio."""
+    """The task-bootstrap interval of the token ratio lies entirely above the allowed ratio."""
 
     @property
     def regressed(self) -> bool:
@@ -43,10 +47,17 @@ class RegressionCheck:
     """The verdict of a nightly run; exit code 1 when any strategy regressed."""
 
     previous: Path | None
-    """The run compared with; None when the history holds no earlier comparable run."""
+    """The run compared with; None when the history holds no earlier run of the experiment."""
     current: Path
     token_ratio: float
     strategies: list[StrategyCheck]
+    differences: tuple[str, ...] = ()
+    """What differs from the previous run (fixed variables, strategy params, config keys); when
+    non-empty the comparison is not controlled."""
+
+    @property
+    def controlled(self) -> bool:
+        return not self.differences
 
     @property
     def regressed(self) -> list[str]:
@@ -57,27 +68,47 @@ class RegressionCheck:
     def exit_code(self) -> int:
         return 1 if self.regressed else 0
 
+    def messages(self) -> list[str]:
+        """One line per regressed strategy: completion and token change, and what differs."""
+        out = []
+        for s in self.strategies:
+            if not s.regressed:
+                continue
+            c = s.comparison
+            low, high = c.difference_ci
+            tlow, thigh = c.token_ratio_ci
+            completion = f"completion {c.rate_reference:.1%} -> {c.rate_candidate:.1%} ({c.difference * 100:+.1f} pts" + (
+                "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}]") + ")"
+            tokens = f"tokens ×{c.token_ratio:.2f}" + ("" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}]")
+            why = ", ".join(w for w, flag in (("completion fell", s.completion_fell),
+                                              (f"tokens rose beyond ×{self.token_ratio:g}", s.tokens_rose)) if flag)
+            line = f"REGRESSION {c.strategy} ({why}): {completion}, {tokens}"
+            relevant = [d for d in self.differences if not d.startswith("strategy ")
+                        or d.startswith(f"strategy {c.strategy}:")]
+            line += ("; what differs: " + "; ".join(relevant)) if relevant else "; nothing else differs"
+            out.append(line)
+        return out
+
 
 def check_regressions(previous: ResultsFolder, current: ResultsFolder, token_ratio: float = DEFAULT_TOKEN_RATIO,
                       seed: int = 0) -> RegressionCheck:
-    """Compare `current` with `previous`, strategy by strategy, paired on (task, repeat).
+    """Compare `current` with `previous`, strategy by strategy, paired on (task, repeat), the task as
+    the unit (Holm across strategies).
 
-    A strategy regressed when its completion rate fell significantly (exact McNemar p < 0.05 and a
-    lower rate) or its tokens rose beyond `token_ratio` (bootstrap 95% interval of
-    mean-tokens(current) / mean-tokens(previous) entirely above `token_ratio`).
-
-    Raises:
-        FixedVariablesDiffer: the two runs' fixed variables differ.
+    A strategy regressed when its completion verdict is `worse` or its tokens rose beyond
+    `token_ratio` (bootstrap interval over tasks of mean-tokens(current) / mean-tokens(previous)
+    entirely above it). When anything differs between the two runs the comparison is still made, and
+    the differences are listed: the comparison is then not controlled.
     """
-    folders = compare_folders(previous, current, force=False, seed=seed, a_label="previous")
-    checks = [StrategyCheck(c, c.p_value < ALPHA and c.difference < 0, c.token_ratio_ci[0] > token_ratio)
-              for c in folders.comparisons]
-    return RegressionCheck(previous.path, current.path, token_ratio, checks)
+    folders = compare_folders(previous, current, force=True, seed=seed, a_label="previous")
+    checks = [StrategyCheck(c, c.verdict == "worse", c.token_ratio_ci[0] > token_ratio) for c in folders.comparisons]
+    return RegressionCheck(previous.path, current.path, token_ratio, checks,
+                           tuple(what_differs(previous.manifest, current.manifest)))
 
 
 @dataclass(frozen=True)
 class History:
-    """The runs of a history folder comparable with one run (same fixed variables), oldest first."""
+    """Every run of one experiment (same name) in a history folder, oldest first."""
 
     runs: list[ResultsFolder]
     skipped: list[str]
@@ -89,7 +120,7 @@ def _order_key(folder: ResultsFolder) -> tuple[str, str]:
 
 
 def read_history(history: Path, current: ResultsFolder) -> History:
-    """Every run folder in `history` with the same fixed variables as `current` (current included)."""
+    """Every run folder in `history` of the same experiment (same name) as `current`, current included."""
     runs, skipped = [], []
     for sub in sorted(p for p in Path(history).iterdir() if p.is_dir() and (p / "manifest.json").exists()):
         if sub.resolve() == current.path.resolve():
@@ -100,12 +131,12 @@ def read_history(history: Path, current: ResultsFolder) -> History:
         except InputError as exc:
             skipped.append(f"`{sub.name}`: {exc}")
             continue
-        if folder.manifest.fixed != current.manifest.fixed:
-            differ = sorted(k for k in {*folder.manifest.fixed, *current.manifest.fixed}
-                            if folder.manifest.fixed.get(k) != current.manifest.fixed.get(k))
-            skipped.append(f"`{sub.name}`: different fixed variables ({', '.join(differ)})")
+        if folder.manifest.name != current.manifest.name:
+            skipped.append(f"`{sub.name}`: another experiment ({folder.manifest.name})")
             continue
         runs.append(folder)
+    if all(f.path.resolve() != current.path.resolve() for f in runs):
+        runs.append(current)
     return History(sorted(runs, key=_order_key), skipped)
 
 
@@ -115,26 +146,33 @@ def find_previous_run(history: History, current: ResultsFolder) -> ResultsFolder
     return earlier[-1] if earlier else None
 
 
-def trend_frame(runs: list[ResultsFolder], seed: int = 0) -> pd.DataFrame:
+def trend_frame(runs: list[ResultsFolder], latest: ResultsFolder | None = None, seed: int = 0) -> pd.DataFrame:
     """One row per (run, strategy): date, run, strategy, runs, completion_rate, ci_low, ci_high,
-    tokens_mean, tokens_low, tokens_high (bootstrap 95% interval of the mean)."""
+    tokens_mean, tokens_low, tokens_high (bootstrap 95% interval of the mean), controlled (same fixed
+    variables and strategy params as `latest`). harness_error runs are left out."""
     rows = []
     for folder in runs:
+        controlled = latest is None or not what_differs(folder.manifest, latest.manifest)
+        counted, _ = split_harness_errors(folder.runs)
         for s in folder.strategies:
-            part = folder.runs[folder.runs["strategy"] == s]
+            part = counted[counted["strategy"] == s]
+            if part.empty:
+                continue
             n, ok = len(part), int(part["resolved"].sum())
             low, high = wilson_interval(ok, n)
             tokens = part["total_tokens"].to_numpy(dtype=float)
             t_low, t_high = bootstrap_ci(lambda t: t.mean(axis=1), tokens, seed=seed)
             rows.append({"date": folder.manifest.created, "run": folder.path.name, "strategy": s, "runs": n,
                          "completion_rate": ok / n, "ci_low": low, "ci_high": high,
-                         "tokens_mean": float(tokens.mean()), "tokens_low": t_low, "tokens_high": t_high})
+                         "tokens_mean": float(tokens.mean()), "tokens_low": t_low, "tokens_high": t_high,
+                         "controlled": controlled})
     return pd.DataFrame(rows)
 
 
 def _trend_table(trend: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
-        "date": trend["date"], "run": trend["run"], "strategy": trend["strategy"], "runs": trend["runs"],
+        "date": trend["date"], "run": trend["run"] + ["" if c else " *" for c in trend["controlled"]],
+        "strategy": trend["strategy"], "runs": trend["runs"],
         "completion [95% CI]": [f"{r:.1%} [{lo:.1%}, {hi:.1%}]"
                                 for r, lo, hi in zip(trend["completion_rate"], trend["ci_low"], trend["ci_high"])],
         "tokens mean [95% CI]": [f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]"
@@ -144,8 +182,13 @@ def _trend_table(trend: pd.DataFrame) -> pd.DataFrame:
 
 def _check_blocks(check: RegressionCheck, current: ResultsFolder) -> list[Block]:
     if check.previous is None:
-        return [Paragraph(f"No earlier run with the same fixed variables: `{current.path.name}` is the first; "
-                          "nothing to compare.")]
+        return [Paragraph(f"No earlier run of this experiment: `{current.path.name}` is the first; nothing to "
+                          "compare.")]
+    blocks: list[Block] = []
+    if not check.controlled:
+        blocks += [Notice(f"**Not a controlled comparison**: the previous run `{check.previous.name}` differs in "
+                          "what should stay fixed; any change below may come from these differences."),
+                   Bullets(check.differences)]
     lines = []
     for s in check.strategies:
         why = [w for w, flag in (("completion fell", s.completion_fell),
@@ -153,28 +196,39 @@ def _check_blocks(check: RegressionCheck, current: ResultsFolder) -> list[Block]
         lines.append(("**REGRESSION** (" + ", ".join(why) + ") " if why else "ok — ") + verdict_line(s.comparison))
     verdict = (f"**Regressed:** {', '.join(f'`{s}`' for s in check.regressed)}." if check.regressed
                else "No strategy regressed.")
-    return [Paragraph(f"Latest run `{check.current.name}` against the previous comparable run "
-                      f"`{check.previous.name}`, paired on (task, repeat). {verdict}"),
-            Bullets(tuple(lines))]
+    blocks += [Paragraph(f"Latest run `{check.current.name}` against the previous run `{check.previous.name}`, "
+                         f"paired on (task, repeat), the task as the unit. {verdict}"),
+               *[Notice(line) for line in accounting_lines([s.comparison for s in check.strategies])],
+               Bullets(tuple(lines))]
+    return blocks
 
 
 def write_trend_report(history_dir: Path, current: ResultsFolder, history: History,
                        check: RegressionCheck) -> tuple[Path, Path]:
     """Write `trend.md` and `plots/trend.png` into the history folder; returns both paths."""
-    trend = trend_frame(history.runs)
+    from ctxbench.reports.plots import plot_trend
+
+    trend = trend_frame(history.runs, current)
     order = list(dict.fromkeys(trend["strategy"]))
     plot = plot_trend(trend, order, history_dir / "plots" / "trend.png")
+    changed = [f for f in history.runs if what_differs(f.manifest, current.manifest)]
     blocks: list[Block] = [
         *manifest_notices(current.manifest),
         Heading(f"ctxbench nightly trend — {current.manifest.name}", 1),
-        Paragraph(f"{len(history.runs)} runs with the same fixed variables as `{current.path.name}` "
-                  f"(experiment `{current.manifest.experiment_id}`)."),
+        Paragraph(f"{len(history.runs)} runs of this experiment; latest `{current.path.name}` (experiment "
+                  f"`{current.manifest.experiment_id}`, fixed variables `{current.manifest.fixed_id or '?'}`)."
+                  + (f" Runs marked * ({len(changed)}) differ from it in what should stay fixed." if changed else "")),
         Heading("Regression check"),
         *_check_blocks(check, current),
         Heading("Trend"),
-        Figure(plot, "Completion rate and mean tokens per strategy over nightly runs, with 95% bands."),
+        Figure(plot, "Completion rate and mean tokens per strategy over nightly runs, with 95% bands "
+                     "(* differs from the latest run)."),
         Table(_trend_table(trend), id="trend"),
     ]
+    if changed:
+        blocks += [Heading("What differs from the latest run")]
+        for f in changed:
+            blocks += [Paragraph(f"`{f.path.name}`:"), Bullets(tuple(what_differs(f.manifest, current.manifest)))]
     if history.skipped:
         blocks += [Heading("Left out of the trend"), Bullets(tuple(history.skipped))]
     md = history_dir / "trend.md"
@@ -195,7 +249,7 @@ class NightlyOutcome:
 
 
 def nightly_check(history_dir: str | Path, run_dir: str | Path, token_ratio: float = DEFAULT_TOKEN_RATIO) -> NightlyOutcome:
-    """After a run landed in `history_dir`: compare it with the previous comparable run, write the trend.
+    """After a run landed in `history_dir`: compare it with the previous run of the experiment, write the trend.
 
     Args:
         history_dir: Folder of nightly runs, one sub-folder each.
@@ -205,37 +259,8 @@ def nightly_check(history_dir: str | Path, run_dir: str | Path, token_ratio: flo
     history_dir = Path(history_dir)
     current = load_results(run_dir)
     history = read_history(history_dir, current)
-    if all(f.path.resolve() != current.path.resolve() for f in history.runs):
-        history = History(sorted([*history.runs, current], key=_order_key), history.skipped)
     previous = find_previous_run(history, current)
     check = (check_regressions(previous, current, token_ratio) if previous is not None
              else RegressionCheck(None, current.path, token_ratio, []))
     md, png = write_trend_report(history_dir, current, history, check)
     return NightlyOutcome(current.path, check, md, png)
-
-
-def nightly_run_dir(history_dir: Path, now: datetime | None = None) -> Path:
-    """`<history>/<UTC date-time>` for a new nightly run, e.g. 2025-01-31T020000Z."""
-    now = now or datetime.now(timezone.utc)
-    return Path(history_dir) / now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H%M%SZ")
-
-
-def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: float = DEFAULT_TOKEN_RATIO,
-                overrides: list[str] | None = None, strategies: list[str] | None = None) -> NightlyOutcome:
-    """Run an experiment into `<history>/<UTC date-time>/`, write its report, then `nightly_check`.
-
-    Raises:
-        InputError: invalid experiment file, or the run folder already exists.
-        ExperimentAborted: a fatal provider error stopped the experiment.
-    """
-    from ctxbench.harness.config import load_config, resolve_experiment_path
-    from ctxbench.harness.runner import prepare, run_experiment
-
-    experiment, history_dir = resolve_experiment_path(experiment), Path(history_dir)
-    config = load_config(experiment, overrides, strategies)
-    run_dir = nightly_run_dir(history_dir)
-    ctx = prepare(config, experiment.resolve().parent, run_dir)
-    history_dir.mkdir(parents=True, exist_ok=True)
-    run_experiment(ctx)
-    write_report(run_dir)
-    return nightly_check(history_dir, run_dir, token_ratio)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.dates as mdates
 import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ctxbench.reports.compare import PairedComparison
 from ctxbench.reports.summary import StrategySummary
 
-__all__ = ["plot_completion", "plot_stability", "plot_tokens", "plot_failures", "plot_context_fill", "plot_trend"]
+__all__ = ["plot_completion", "plot_stability", "plot_tokens", "plot_failures", "plot_context_fill", "plot_trend",
+           "plot_forest", "plot_outcome_grid"]
 
 _DPI = 110
 
@@ -48,17 +49,79 @@ def plot_completion(summaries: list[StrategySummary], path: Path) -> Path:
 
 
 def plot_stability(repeat_rates: pd.DataFrame, order: list[str], path: Path) -> Path:
-    """Per-repeat completion rate per strategy: a box per strategy with each repeat as a point."""
+    """Per-repeat completion rate per strategy: every repeat as a labelled point, its range as a line
+    and the mean as a tick (a box over 3-10 points would hide them)."""
     fig, (ax,) = _figure()
-    data = [repeat_rates.loc[repeat_rates["strategy"] == s, "completion_rate"].to_numpy() for s in order]
-    ax.boxplot(data, positions=range(len(order)), widths=0.5, showfliers=False)
-    rng = np.random.default_rng(0)
-    for i, values in enumerate(data):
-        ax.scatter(i + rng.uniform(-0.12, 0.12, len(values)), values, s=18, color="#e45756", zorder=3)
+    for i, s in enumerate(order):
+        part = repeat_rates[repeat_rates["strategy"] == s].sort_values("repeat")
+        values = part["completion_rate"].to_numpy(dtype=float)
+        if values.size == 0:
+            continue
+        offsets = np.linspace(-0.25, 0.25, values.size) if values.size > 1 else np.zeros(1)
+        ax.vlines(i, values.min(), values.max(), color="#999999", linewidth=6, alpha=0.4)
+        ax.hlines(values.mean(), i - 0.3, i + 0.3, color="black", linewidth=1.5)
+        ax.scatter(i + offsets, values, s=22, color="#e45756", zorder=3)
+        if values.size <= 10:
+            for x, y, r in zip(i + offsets, values, part["repeat"]):
+                ax.annotate(str(r), (x, y), textcoords="offset points", xytext=(0, 5), ha="center", fontsize=6)
     ax.set_xticks(range(len(order)), order, rotation=20, ha="right")
-    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.1)
     ax.set_ylabel("completion rate of one repeat")
-    ax.set_title("Stability: completion rate per repeat")
+    ax.set_title("Stability: each repeat (numbered), its range (grey) and mean (black)")
+    return _save(fig, path)
+
+
+def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
+    """Forest plot: each candidate's paired difference in completion (task-clustered interval, margin
+    drawn) and its token ratio (task-bootstrap interval, log scale)."""
+    height = 1.6 + 0.45 * max(1, len(comparisons))
+    fig = Figure(figsize=(9.0, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2, sharey=True)
+    y = np.arange(len(comparisons))[::-1]
+    margin = comparisons[0].margin if comparisons else 0.05
+    for yi, c in zip(y, comparisons):
+        low, high = c.difference_ci
+        color = {"better": "#2ca02c", "worse": "#d62728", "non-inferior": "#1f77b4"}.get(c.verdict, "#7f7f7f")
+        if not np.isnan(low):
+            left.hlines(yi, low * 100, high * 100, color=color, linewidth=2)
+        left.plot(c.difference * 100, yi, "o", color=color)
+        tlow, thigh = c.token_ratio_ci
+        if not np.isnan(tlow):
+            right.hlines(yi, tlow, thigh, color="#555555", linewidth=2)
+        if not np.isnan(c.token_ratio) and c.token_ratio > 0:
+            right.plot(c.token_ratio, yi, "s", color="#555555")
+    left.axvline(0, color="black", linewidth=0.8)
+    left.axvline(-margin * 100, color="#d62728", linestyle="--", linewidth=0.8, label=f"margin −{margin * 100:g} pts")
+    left.set_yticks(y, [f"{c.strategy} vs {c.reference}" for c in comparisons])
+    left.set_xlabel("completion difference (pts), task-clustered CI")
+    left.legend(fontsize=7, loc="lower right")
+    right.axvline(1, color="black", linewidth=0.8)
+    right.set_xscale("log")
+    right.set_xlabel("token ratio (log scale), task-bootstrap CI")
+    fig.suptitle("Paired differences against the reference (Holm-adjusted intervals)")
+    return _save(fig, path)
+
+
+def plot_outcome_grid(grids: dict[str, pd.DataFrame], path: Path) -> Path:
+    """Task × repeat outcomes, one panel per strategy: green resolved, red not, grey harness error or
+    missing. Rows that mix colours are where the instability is."""
+    from matplotlib.colors import ListedColormap
+
+    tasks = sorted({t for g in grids.values() for t in g.index})
+    width = 1.2 + 0.35 * sum(max(1, g.shape[1]) for g in grids.values()) + 0.6 * len(grids)
+    fig = Figure(figsize=(max(5.0, min(width, 18.0)), 1.5 + 0.22 * len(tasks)), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, max(1, len(grids)), sharey=True, squeeze=False)[0]
+    cmap = ListedColormap(["#e45756", "#54a24b"]).with_extremes(bad="#cccccc")
+    for ax, (strategy, grid) in zip(axes, grids.items()):
+        data = grid.reindex(tasks).to_numpy(dtype=float)
+        ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_xticks(range(grid.shape[1]), [str(c) for c in grid.columns], fontsize=7)
+        ax.set_title(strategy, fontsize=8)
+        ax.set_xlabel("repeat", fontsize=7)
+    axes[0].set_yticks(range(len(tasks)), tasks, fontsize=6)
+    fig.suptitle("Outcome per task and repeat (green resolved, red not, grey excluded/missing)", fontsize=9)
     return _save(fig, path)
 
 
@@ -118,21 +181,23 @@ def plot_trend(trend: pd.DataFrame, order: list[str], path: Path) -> Path:
         path: Output PNG.
     """
     fig, (top, bottom) = _figure(8.0, 6.5, rows=2)
+    runs = trend.drop_duplicates("run").sort_values(["date", "run"])
+    position = {r: i for i, r in enumerate(runs["run"])}
+    labels = [pd.to_datetime(d).strftime("%m-%d %H:%M") + ("*" if not c else "")
+              for d, c in zip(runs["date"], runs.get("controlled", pd.Series(True, index=runs.index)))]
     for i, s in enumerate(order):
-        t = trend[trend["strategy"] == s].sort_values("date")
-        dates = pd.to_datetime(t["date"])
-        top.plot(dates, t["completion_rate"], marker="o", color=f"C{i}", label=s)
-        top.fill_between(dates, t["ci_low"], t["ci_high"], color=f"C{i}", alpha=0.15)
-        bottom.plot(dates, t["tokens_mean"], marker="o", color=f"C{i}", label=s)
-        bottom.fill_between(dates, t["tokens_low"], t["tokens_high"], color=f"C{i}", alpha=0.15)
+        t = trend[trend["strategy"] == s].sort_values(["date", "run"])
+        x = [position[r] for r in t["run"]]
+        top.plot(x, t["completion_rate"], marker="o", color=f"C{i}", label=s)
+        top.fill_between(x, t["ci_low"], t["ci_high"], color=f"C{i}", alpha=0.15)
+        bottom.plot(x, t["tokens_mean"], marker="o", color=f"C{i}", label=s)
+        bottom.fill_between(x, t["tokens_low"], t["tokens_high"], color=f"C{i}", alpha=0.15)
     top.set_ylim(-0.05, 1.05)
     top.set_ylabel("completion rate")
     top.set_title("Completion rate (Wilson 95% band)")
     top.legend(fontsize=8)
     bottom.set_ylabel("mean tokens per run")
-    bottom.set_title("Tokens (bootstrap 95% band)")
+    bottom.set_title("Tokens (bootstrap 95% band); * = fixed variables differ from the latest run")
     for ax in (top, bottom):
-        locator = mdates.AutoDateLocator()
-        ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=7)
     return _save(fig, path)

@@ -12,7 +12,14 @@ from ctxbench.harness.failures import FAILURE_REASONS
 from ctxbench.reports.stats import pass_at_k, pass_hat_k, wilson_interval
 
 __all__ = ["StrategySummary", "summarize", "summarize_strategy", "summary_frame", "failure_frame",
-           "task_table", "repeat_rates"]
+           "task_table", "repeat_rates", "split_harness_errors", "outcome_grid"]
+
+
+def split_harness_errors(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(countable runs, harness_error runs): a harness error is a fault of ctxbench, not an outcome of
+    the strategy, so it counts in no rate and no comparison (the reports list it instead)."""
+    errors = runs["failure_reason"] == "harness_error"
+    return runs[~errors], runs[errors]
 
 
 @dataclass(frozen=True)
@@ -21,6 +28,7 @@ class StrategySummary:
 
     strategy: str
     runs: int
+    """Runs counted in the rates (harness_error runs excluded)."""
     resolved: int
     completion_rate: float
     ci_low: float
@@ -47,17 +55,19 @@ class StrategySummary:
     wall_mean: float
     wall_median: float
     failures: dict[str, int]
-    """Unresolved runs per failure reason (every reason, zeros included)."""
+    """Unresolved runs per failure reason (every reason, zeros included; harness_error too)."""
     cost_mean: float = math.nan
     """Mean dollars per run (`cost_usd`); NaN when the runs carry no price."""
     cost_total: float = math.nan
     """Dollars of all the runs."""
     cost_per_resolved: float = math.nan
     """Dollars of all the runs / runs resolved (NaN when none resolved)."""
+    harness_errors: int = 0
+    """Runs that ended in harness_error, left out of every rate."""
 
     def failure_share(self, reason: str) -> float:
-        """Share of all runs of this strategy that failed for `reason`."""
-        return self.failures[reason] / self.runs
+        """Share of all recorded runs of this strategy (harness errors included) that failed for `reason`."""
+        return self.failures[reason] / (self.runs + self.harness_errors)
 
 
 def repeat_rates(runs: pd.DataFrame) -> pd.DataFrame:
@@ -76,13 +86,20 @@ def _pass_curves(runs: pd.DataFrame) -> tuple[dict[int, float], dict[int, float]
 
 
 def summarize_strategy(strategy: str, runs: pd.DataFrame) -> StrategySummary:
-    """Summarize the runs of one strategy (a non-empty slice of a runs frame)."""
+    """Summarize the runs of one strategy (a non-empty slice of a runs frame); harness_error runs are
+    counted apart and left out of every rate (all figures are NaN when nothing else is left)."""
+    failures = runs["failure_reason"].dropna().value_counts()
+    runs, errors = split_harness_errors(runs)
     n, resolved = len(runs), int(runs["resolved"].sum())
+    counts = {r: int(failures.get(r, 0)) for r in FAILURE_REASONS}
+    if n == 0:
+        nan = math.nan
+        return StrategySummary(strategy, 0, 0, nan, nan, nan, 0, nan, nan, nan, nan, {}, {}, nan, nan, nan, nan,
+                               nan, nan, nan, counts, harness_errors=len(errors))
     low, high = wilson_interval(resolved, n)
     per_repeat = runs.groupby("repeat")["resolved"].mean()
     at, hat = _pass_curves(runs)
     tokens = runs["total_tokens"].astype(float)
-    failures = runs["failure_reason"].dropna().value_counts()
     return StrategySummary(
         strategy=strategy, runs=n, resolved=resolved, completion_rate=resolved / n, ci_low=low, ci_high=high,
         repeats=len(per_repeat), repeat_mean=float(per_repeat.mean()),
@@ -94,7 +111,7 @@ def summarize_strategy(strategy: str, runs: pd.DataFrame) -> StrategySummary:
         tokens_per_resolved=float(tokens.sum() / resolved) if resolved else math.nan,
         turns_mean=float(runs["turns"].mean()), wall_mean=float(runs["wall_s"].mean()),
         wall_median=float(runs["wall_s"].median()),
-        failures={r: int(failures.get(r, 0)) for r in FAILURE_REASONS},
+        failures=counts, harness_errors=len(errors),
         **_costs(runs, resolved),
     )
 
@@ -123,7 +140,10 @@ def summary_frame(summaries: list[StrategySummary]) -> pd.DataFrame:
         row.update({f"pass^{k}": v for k, v in s.pass_hat_k.items()})
         row.update({f"fail_{r}": c for r, c in s.failures.items()})
         rows.append(row)
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    numeric = frame.select_dtypes("float").columns
+    frame[numeric] = frame[numeric].mask(frame[numeric].abs() < 1e-12, 0.0).round(10)
+    return frame
 
 
 def failure_frame(summaries: list[StrategySummary], share: bool = False) -> pd.DataFrame:
@@ -135,9 +155,19 @@ def failure_frame(summaries: list[StrategySummary], share: bool = False) -> pd.D
     return frame.loc[occurred]
 
 
+def outcome_grid(runs: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """Tasks (rows) × repeats (columns) of one strategy: 1 resolved, 0 not, NaN harness error or not run."""
+    part = runs[runs["strategy"] == strategy]
+    values = part["resolved"].astype(float).where(part["failure_reason"] != "harness_error")
+    return (pd.DataFrame({"task_id": part["task_id"], "repeat": part["repeat"], "v": values})
+            .pivot_table(index="task_id", columns="repeat", values="v", aggfunc="mean", dropna=False)
+            .sort_index())
+
+
 def task_table(runs: pd.DataFrame, order: list[str] | None = None) -> pd.DataFrame:
-    """Tasks (rows) × strategies (columns): resolved repeats as "c/n"."""
+    """Tasks (rows) × strategies (columns): resolved repeats as "c/n" (harness_error runs left out)."""
     order = order or list(dict.fromkeys(runs["strategy"]))
+    runs, _ = split_harness_errors(runs)
     grouped = runs.groupby(["task_id", "strategy"])["resolved"].agg(["sum", "size"])
     cells = (grouped["sum"].astype(int).astype(str) + "/" + grouped["size"].astype(str)).unstack("strategy")
     return cells.reindex(columns=order).fillna("–")

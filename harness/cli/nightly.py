@@ -1,13 +1,51 @@
-"""`ctxbench nightly`."""
+"""`ctxbench nightly`: run an experiment into a history folder, then check it against the run before.
+
+Running the experiment lives here, above the reports, so that reports only read results.
+"""
 
 from __future__ import annotations
 
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
 from ctxbench.harness.cli.options import experiment_options, shortcut_overrides
+from ctxbench.harness.errors import InputError
+
+__all__ = ["nightly", "run_nightly", "nightly_run_dir"]
+
+
+def nightly_run_dir(history_dir: Path, now: datetime | None = None) -> Path:
+    """`<history>/<UTC date-time>` for a new nightly run, e.g. 2025-01-31T020000Z."""
+    now = now or datetime.now(timezone.utc)
+    return Path(history_dir) / now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H%M%SZ")
+
+
+def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: float = 1.2,
+                overrides: list[str] | None = None, strategies: list[str] | None = None):
+    """Run an experiment into `<history>/<UTC date-time>/`, write its report, then `nightly_check`.
+
+    Returns:
+        The NightlyOutcome of ctxbench.reports.nightly.
+
+    Raises:
+        InputError: invalid experiment file, or the run folder already exists.
+        ExperimentAborted: a fatal provider error stopped the experiment.
+    """
+    from ctxbench.harness.config import load_config, resolve_experiment_path
+    from ctxbench.harness.runner import prepare, run_experiment
+    from ctxbench.reports import nightly_check, write_report
+
+    experiment, history_dir = resolve_experiment_path(experiment), Path(history_dir)
+    config = load_config(experiment, overrides, strategies)
+    run_dir = nightly_run_dir(history_dir)
+    ctx = prepare(config, experiment.resolve().parent, run_dir)
+    history_dir.mkdir(parents=True, exist_ok=True)
+    run_experiment(ctx)
+    write_report(run_dir)
+    return nightly_check(history_dir, run_dir, token_ratio)
 
 
 @click.command()
@@ -16,28 +54,43 @@ from ctxbench.harness.cli.options import experiment_options, shortcut_overrides
               help="Folder of nightly runs; this run goes into HISTORY/<UTC date-time>/.")
 @click.option("--token-ratio", type=click.FloatRange(min=1.0), default=1.2, show_default=True,
               help="A rise in mean tokens counts as a regression when its 95% interval lies above this ratio.")
+@click.option("--repeats", type=click.IntRange(1), help="Override `repeats`.")
+@click.option("--workers", type=click.IntRange(1), help="Override `workers`.")
 @experiment_options
-def nightly(experiment: Path, history: Path, token_ratio: float, overrides: tuple[str, ...],
-            strategies: list[str] | None, **shortcuts: object) -> None:
-    """Run EXPERIMENT into the history, compare with the previous comparable run, write the trend.
+def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | None, workers: int | None,
+            overrides: tuple[str, ...], strategies: list[str] | None, **shortcuts: object) -> None:
+    """Run EXPERIMENT into the history, compare with the previous run of the experiment, write the trend.
 
-    Exits 1 when a strategy regressed (completion fell, McNemar p < 0.05; or tokens rose beyond
-    --token-ratio), 0 otherwise, 2 on bad input, 3 when a fatal provider error stopped the run.
+    Exit codes: 0 no regression (or nothing to compare), 1 a strategy regressed (completion verdict
+    `worse`, or tokens rose beyond --token-ratio), 2 bad input (nothing written), 3 a fatal provider
+    error or a dead worker stopped the run.
     """
     from ctxbench.harness.runner import ExperimentAborted
-    from ctxbench.reports import run_nightly
 
+    extra = shortcut_overrides(overrides, **shortcuts)
+    if repeats is not None:
+        extra.append(f"repeats={repeats}")
+    if workers is not None:
+        extra.append(f"workers={workers}")
     try:
-        outcome = run_nightly(experiment, history, token_ratio, shortcut_overrides(overrides, **shortcuts), strategies)
+        outcome = run_nightly(experiment, history, token_ratio, extra, strategies)
+    except InputError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
     except ExperimentAborted as exc:
         click.echo(f"error: experiment stopped: {exc}", err=True)
         sys.exit(3)
     check = outcome.check
     click.echo(f"run: {outcome.run_dir}\ntrend: {outcome.trend_md}")
     if check.previous is None:
-        click.echo("no earlier comparable run: nothing to compare")
-    elif check.regressed:
-        click.echo(f"REGRESSION against {check.previous.name}: {', '.join(check.regressed)}")
+        click.echo("no earlier run of this experiment: nothing to compare")
     else:
-        click.echo(f"no regression against {check.previous.name}")
+        if not check.controlled:
+            click.echo(f"NOT CONTROLLED: the previous run {check.previous.name} differs in:")
+            for line in check.differences:
+                click.echo(f"  - {line}")
+        for line in check.messages():
+            click.echo(line)
+        if not check.regressed:
+            click.echo(f"no regression against {check.previous.name}")
     sys.exit(outcome.exit_code)

@@ -18,11 +18,15 @@ def test_within_experiment_comparison_counts_pairs(two_strategy_folder):
     folder = load_results(two_strategy_folder)
     (c,) = compare_strategies(folder.runs, "baseline", folder.strategies)
     assert (c.pairs, c.both, c.only_reference, c.only_candidate, c.neither) == (6, 1, 4, 1, 0)
-    assert c.p_value == pytest.approx(0.375)
+    assert (c.tasks, c.tasks_better, c.tasks_worse) == (2, 0, 2)
+    assert c.mcnemar_p == pytest.approx(0.375)
     assert c.difference == pytest.approx(-0.5)
-    assert c.verdict == "no detectable difference"
+    # two tasks: per-task means -2/3 and -1/3, a t test with one degree of freedom
+    assert c.p_value == pytest.approx(2 * 0.5 * (1 - 2 / math.pi * math.atan(0.5 / (1 / 6))), rel=1e-6)
+    assert c.verdict == "inconclusive"
     assert c.token_ratio == pytest.approx(0.5)
-    assert c.token_ratio_ci == pytest.approx((0.5, 0.5))
+    assert c.token_ratio_ci == pytest.approx((0.5, 0.5))  # every task used half the tokens
+    assert c.ratio_verdict("tokens") == "cheaper"
     assert c.difference_ci[0] <= c.difference <= c.difference_ci[1]
     assert c.seed_mismatches == 0
 
@@ -33,12 +37,13 @@ def test_significant_difference_gives_a_verdict(tmp_path, build):
     folder = load_results(build.write_folder(tmp_path / "r", ref + cand, build.manifest(["baseline", "lean"])))
     (c,) = compare_strategies(folder.runs, "baseline")
     assert (c.only_reference, c.only_candidate) == (8, 1)
-    assert c.p_value == 0.0390625
+    assert c.mcnemar_p == 0.0390625
+    assert c.p_value < 0.05 and c.holm_p == c.p_value  # one candidate: Holm changes nothing
     assert c.verdict == "worse"
     again = compare_strategies(folder.runs, "baseline")[0]
-    assert again.difference_ci == c.difference_ci  # seeded
+    assert again.token_ratio_ci == c.token_ratio_ci  # seeded
     assert c.difference_ci[1] < 0
-    assert not math.isinf(c.min_detectable) and c.min_detectable > 0
+    assert 0 < c.mdd < 1
 
 
 def test_missing_reference_is_an_error(two_strategy_folder):
@@ -67,7 +72,9 @@ def test_compare_folders_refuses_different_fixed_variables(tmp_path, build):
         compare_folders(a, b)
     forced = compare_folders(a, b, force=True)
     assert [d.variable for d in forced.differences] == ["model"]
-    assert forced.comparisons[0].p_value == 1.0
+    (same,) = forced.comparisons
+    assert math.isnan(same.p_value) and math.isnan(same.difference_ci[0])  # no task differs: nothing to estimate
+    assert same.verdict == "inconclusive"
 
 
 def test_compare_command_exits_2_naming_the_model_difference(tmp_path, build):
@@ -90,8 +97,9 @@ def test_compare_command_forced_lists_differences_at_the_top(tmp_path, build):
     assert lines[0].startswith("> Results from the simulated model")
     top = "\n".join(lines[:8])
     assert "fixed variables differ" in top and "model.temperature: 0.0 -> 0.7" in top
-    assert "`lean`: no detectable difference from `lean (A)`" in result.output
-    assert "`lean`: no detectable difference from `baseline`" in result.output
+    assert "`lean` vs `lean (A)`: **same** in tokens" in result.output
+    assert "**inconclusive** in completion (+0.0 pts, interval not estimable: no task differs" in result.output
+    assert "`lean` vs `baseline`: " in result.output
 
 
 def test_compare_command_same_fixed_variables(tmp_path, build):

@@ -26,7 +26,11 @@ def test_planted_completion_regression_exits_1(tmp_path, build):
     check = check_regressions(prev, cur)
     (s,) = check.strategies
     assert s.completion_fell and not s.tokens_rose
-    assert s.comparison.p_value == pytest.approx(2 / 256)
+    assert s.comparison.mcnemar_p == pytest.approx(2 / 256)
+    assert s.comparison.verdict == "worse"
+    assert check.controlled
+    assert check.messages() == ["REGRESSION baseline (completion fell): completion 100.0% -> 20.0% (-80.0 pts "
+                                "[-110.2, -49.8]), tokens ×1.00 [1.00, 1.00]; nothing else differs"]
     assert check.regressed == ["baseline"] and check.exit_code == 1
 
 
@@ -55,11 +59,29 @@ def test_token_rise_beyond_ratio_is_a_regression(tmp_path, build):
     assert check_regressions(prev, doubled, token_ratio=2.5).exit_code == 0
 
 
-def test_regression_check_refuses_different_fixed_variables(tmp_path, build):
-    prev = folder(build, tmp_path / "a", outcomes(build, [True] * 3), "2025-01-01T02:00:00+00:00")
-    cur = folder(build, tmp_path / "b", outcomes(build, [True] * 3), "2025-01-02T02:00:00+00:00", temperature=0.5)
-    with pytest.raises(FixedVariablesDiffer):
-        check_regressions(prev, cur)
+def test_regression_check_with_other_fixed_variables_says_what_differs(tmp_path, build):
+    prev = folder(build, tmp_path / "a", outcomes(build, [True] * 10), "2025-01-01T02:00:00+00:00")
+    cur = folder(build, tmp_path / "b", outcomes(build, [False] * 9 + [True]), "2025-01-02T02:00:00+00:00",
+                 context_window=4000)
+    check = check_regressions(prev, cur)
+    assert not check.controlled
+    assert check.differences == ("model: model.context_window: 16000 -> 4000",)
+    (message,) = check.messages()
+    assert message.startswith("REGRESSION baseline (completion fell): completion 100.0% -> 10.0% (-90.0 pts")
+    assert message.endswith("what differs: model: model.context_window: 16000 -> 4000")
+
+
+def test_strategy_param_change_under_the_same_label_is_named(tmp_path, build):
+    a = build.manifest(["baseline"], created="2025-01-01T02:00:00+00:00")
+    b = build.manifest(["baseline"], created="2025-01-02T02:00:00+00:00")
+    a["strategies"][0]["params"] = {"limit": 1200}
+    b["strategies"][0]["params"] = {"limit": 200}
+    prev = load_results(build.write_folder(tmp_path / "a", outcomes(build, [True] * 10), a, transcripts=False))
+    cur = load_results(build.write_folder(tmp_path / "b", outcomes(build, [False] * 10), b, transcripts=False))
+    check = check_regressions(prev, cur)
+    assert check.differences == ("strategy baseline: params.limit: 1200 -> 200",)
+    assert check.regressed == ["baseline"]
+    assert "what differs: strategy baseline: params.limit: 1200 -> 200" in check.messages()[0]
 
 
 def test_nightly_check_uses_latest_comparable_run_and_writes_trend(tmp_path, build):
@@ -69,13 +91,15 @@ def test_nightly_check_uses_latest_comparable_run_and_writes_trend(tmp_path, bui
     folder(build, history / "2025-01-03T020000Z", outcomes(build, [True] * 10), "2025-01-03T02:00:00+00:00", temperature=0.9)
     folder(build, history / "2025-01-04T020000Z", outcomes(build, [False] * 8 + [True] * 2), "2025-01-04T02:00:00+00:00")
     outcome = nightly_check(history, history / "2025-01-04T020000Z")
-    assert outcome.check.previous.name == "2025-01-02T020000Z"  # the 01-03 run has another model config
+    assert outcome.check.previous.name == "2025-01-03T020000Z"  # the latest run, with another model config
+    assert not outcome.check.controlled
     assert outcome.exit_code == 1
     text = outcome.trend_md.read_text()
     assert text.startswith("> Results from the simulated model")
+    assert "**Not a controlled comparison**" in text and "model.temperature: 0.9 -> 0.0" in text
     assert "**REGRESSION** (completion fell)" in text
-    assert "2025-01-03T020000Z`: different fixed variables (model)" in text
-    assert text.count("| baseline |") == 3
+    assert text.count("| baseline |") == 4  # every run of the experiment stays in the trend
+    assert "| 2025-01-03T020000Z * | baseline |" in text
     assert outcome.trend_png.stat().st_size > 10_000
 
 
@@ -91,10 +115,10 @@ EXPERIMENT = """\
 name: nightly-smoke
 taskset:
   path: smoke
-  ids: [calc-median-even-length]
+  ids: [calc-median-even-length, calc-fahrenheit-to-celsius]
 strategies:
   - name: baseline
-repeats: 2
+repeats: 1
 sandbox: none
 workers: 1
 """
@@ -116,7 +140,7 @@ def test_nightly_command_end_to_end(tmp_path):
     first = runner.invoke(nightly, [str(experiment), "--history", str(history)])
     assert first.exit_code == 0, first.output
     assert "nothing to compare" in first.output
-    second = runner.invoke(nightly, [str(experiment), "--history", str(history)])
+    second = runner.invoke(nightly, [str(experiment), "--history", str(history), "--workers", "2"])
     assert second.exit_code == 0, second.output
     assert "no regression" in second.output
     runs = sorted(p for p in history.iterdir() if (p / "manifest.json").exists())
@@ -125,4 +149,12 @@ def test_nightly_command_end_to_end(tmp_path):
     _scale_tokens(runs[1], 0.1)  # plant: the previous night used a tenth of the tokens
     third = runner.invoke(nightly, [str(experiment), "--history", str(history), "--token-ratio", "1.2"])
     assert third.exit_code == 1, third.output
-    assert "REGRESSION" in third.output and "baseline" in third.output
+    assert "REGRESSION baseline (tokens rose beyond ×1.2)" in third.output
+    assert "nothing else differs" in third.output
+    fourth = runner.invoke(nightly, [str(experiment), "--history", str(history), "--repeats", "2",
+                                     "--set", "model.context_window=4000"])
+    assert fourth.exit_code in (0, 1), fourth.output
+    assert "NOT CONTROLLED" in fourth.output and "model.context_window: 16000 -> 4000" in fourth.output
+    assert "repeats: 1 -> 2" in fourth.output
+    trend = (history / "trend.md").read_text()
+    assert trend.count("| baseline |") == 4

@@ -13,7 +13,8 @@ from ctxbench.harness.cli.report import report
 from ctxbench.reports import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
-PLOTS = {"completion.png", "stability.png", "tokens.png", "failures.png", "context_fill.png"}
+PLOTS = {"completion.png", "stability.png", "tokens.png", "failures.png", "context_fill.png", "outcomes.png",
+         "forest.png"}
 
 
 def test_write_report_files_and_summary_csv(two_strategy_folder):
@@ -34,7 +35,7 @@ def test_report_markdown_opens_with_simulator_notice_and_sandbox_warning(two_str
     assert lines[0].startswith("> Results from the simulated model `sim` — a stand-in for a model, not a model")
     assert "> Sandbox warning: sandbox fell back to none: no bwrap" in text
     assert "| baseline | 6 | 5 | 83.3% [43.6%, 97.0%]" in text
-    assert "`lean`: no detectable difference from `baseline`" in text
+    assert "`lean` vs `baseline`: **cheaper** in tokens (×0.50 [0.50, 0.50]) and **inconclusive** in completion" in text
     assert "| task-1 | 2/3 | 1/3 |" in text
     for name in PLOTS:
         assert f"(plots/{name})" in text
@@ -111,7 +112,7 @@ def test_report_html_renders_in_headless_chromium(two_strategy_folder, tmp_path)
     dom.feed(proc.stdout)
     assert dom.tables.get("summary") == 3  # header + baseline + lean
     assert dom.tables.get("comparison") == 2
-    assert len(dom.images) == len(paths.plots) == 5
+    assert len(dom.images) == len(paths.plots) == 7
     for img in dom.images:
         src = img["src"]
         assert src.startswith("data:image/png;base64,")

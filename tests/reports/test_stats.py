@@ -3,8 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from ctxbench.reports.stats import (bootstrap_ci, mcnemar_exact, min_detectable_difference, pass_at_k, pass_hat_k,
-                           smallest_significant_discordant, wilson_interval)
+from ctxbench.reports.stats import bootstrap_ci, mcnemar_exact, pass_at_k, pass_hat_k, wilson_interval
 
 
 def test_wilson_matches_hand_computed_values():
@@ -70,20 +69,3 @@ def test_bootstrap_undefined_statistic_is_nan():
     zeros = np.zeros(5)
     low, high = bootstrap_ci(lambda r, c: c.mean(axis=1) / r.mean(axis=1), zeros, np.ones(5))
     assert math.isnan(low) and math.isnan(high)
-
-
-def test_min_detectable_difference_solves_connor_formula():
-    n, discordant = 100, 20
-    delta = min_detectable_difference(n, discordant)
-    psi = discordant / n
-    lhs = math.sqrt(n) * delta
-    rhs = 1.959964 * math.sqrt(psi) + 0.841621 * math.sqrt(psi - delta**2)
-    assert lhs == pytest.approx(rhs, abs=1e-4)
-    assert 0.1 < delta < 0.3
-    assert min_detectable_difference(400, 80) < delta
-
-
-def test_min_detectable_difference_floor_is_exact_test_minimum():
-    assert smallest_significant_discordant() == 6
-    assert min_detectable_difference(60, 0) == pytest.approx(6 / 60)
-    assert math.isinf(min_detectable_difference(3, 1))

@@ -1,0 +1,191 @@
+"""Runs that must not count silently: harness errors, runs without a partner; verdicts and their
+wording; Holm's correction; the ids and tables."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from ctxbench.harness.cli import cli
+from ctxbench.reports import write_report
+from ctxbench.reports.compare import compare_strategies, verdict_line
+from ctxbench.reports.loading import load_results
+from ctxbench.reports.summary import summarize
+
+
+def tasks_grid(build, strategy, per_task, repeats=3, tokens=1000):
+    """per_task[t] = how many of the repeats of task t resolve."""
+    return [build.run(strategy, f"task-{t:02d}", r, r < ok, tokens=tokens + 13 * t + r)
+            for t, ok in enumerate(per_task) for r in range(repeats)]
+
+
+def test_harness_errors_are_left_out_of_rates_and_comparisons_and_listed(tmp_path, build):
+    # The reference is made of harness errors on half the tasks: counted as failures they would make
+    # the candidate look better.
+    ref = tasks_grid(build, "baseline", [3] * 8)
+    for i, r in enumerate(ref[:12]):
+        ref[i] = build.run("baseline", r.task_id, r.repeat, False, tokens=0, reason="harness_error")
+    cand = tasks_grid(build, "lean", [3] * 8)
+    folder = build.write_folder(tmp_path / "r", ref + cand, build.manifest(["baseline", "lean"]))
+    runs = load_results(folder).runs
+    base = summarize(runs)[0]
+    assert (base.runs, base.resolved, base.harness_errors, base.completion_rate) == (12, 12, 12, 1.0)
+    (c,) = compare_strategies(runs, "baseline")
+    assert c.pairs == 12 and c.tasks == 4 and c.difference == 0
+    assert len(c.excluded) == 12 and "baseline task-00#0" in c.excluded
+    assert len(c.unpaired) == 12 and "lean task-00#0" in c.unpaired
+    assert c.verdict != "better"
+    text = write_report(folder).markdown.read_text()
+    assert "12 runs ended in `harness_error`" in text and "`baseline task-03#2`" in text
+    assert "12 runs without a partner were not compared" in text
+
+
+def test_unequal_run_counts_and_missing_pairs_are_named(tmp_path, build):
+    ref = tasks_grid(build, "baseline", [3, 2, 1, 0, 3, 3], repeats=3)
+    cand = tasks_grid(build, "lean", [3, 2, 1, 0, 3, 3], repeats=2)  # one repeat fewer
+    folder = build.write_folder(tmp_path / "r", ref + cand, build.manifest(["baseline", "lean"]))
+    (c,) = compare_strategies(load_results(folder).runs, "baseline")
+    assert c.pairs == 12 and len(c.unpaired) == 6
+    assert all(u.startswith("baseline ") and u.endswith("#2") for u in c.unpaired)
+    paths = write_report(folder)
+    assert "6 runs without a partner were not compared" in paths.markdown.read_text()
+
+
+def test_no_zero_width_interval_is_printed_as_a_finding(tmp_path, build):
+    same = [3, 0, 2, 1, 3]
+    runs = tasks_grid(build, "baseline", same) + tasks_grid(build, "lean", same)
+    (c,) = compare_strategies(pd.DataFrame([r.model_dump() for r in runs]), "baseline")
+    assert c.verdict == "inconclusive" and math.isnan(c.difference_ci[0])
+    line = verdict_line(c)
+    assert "[+0.0, +0.0]" not in line and "interval not estimable: no task differs between the arms" in line
+
+
+REF = [3, 3, 0, 2, 1, 3, 0, 3, 2, 1] * 4
+CLOSE = [v + {2: 1, 3: 1, 8: 1, 13: 1, 4: -1, 9: -1}.get(i, 0) for i, v in enumerate(REF)]
+"""40 tasks: one repeat more on four tasks, one fewer on two; the interval holds 0 but not -5 pts."""
+
+
+def test_verdicts_better_worse_non_inferior_inconclusive(build):
+    ref = REF
+    cases = {
+        "up": [3] * 40,                                       # resolves everything: better
+        "down": [0] * 40,                                     # worse
+        "same": ref,                                          # no task differs: inconclusive
+        "close": CLOSE,                                       # non-inferior
+    }
+    runs = tasks_grid(build, "baseline", ref)
+    for name, per_task in cases.items():
+        runs += tasks_grid(build, name, per_task)
+    frame = pd.DataFrame([r.model_dump() for r in runs])
+    verdicts = {c.strategy: c for c in compare_strategies(frame, "baseline")}
+    assert verdicts["up"].verdict == "better" and verdicts["down"].verdict == "worse"
+    assert verdicts["same"].verdict == "inconclusive"
+    close = verdicts["close"]
+    assert close.verdict == "non-inferior", verdict_line(close)
+    assert close.difference_ci[0] > -0.05 and close.difference_ci[0] <= 0
+    # Holm: three tests with a p-value (same has none), multipliers 1..3, intervals widened accordingly
+    assert sorted(c.holm_factor for c in verdicts.values() if not math.isnan(c.p_value)) == [1, 2, 3]
+    assert close.confidence == pytest.approx(1 - 0.05 / close.holm_factor)
+    wider = close.completion.interval(close.confidence)
+    assert wider[1] - wider[0] >= close.completion.interval(0.95)[1] - close.completion.interval(0.95)[0]
+
+
+def test_cheaper_and_non_inferior_reads_as_one_line(build):
+    runs = tasks_grid(build, "baseline", REF, tokens=20000)
+    runs += tasks_grid(build, "masking", CLOSE, tokens=8800)
+    (c,) = compare_strategies(pd.DataFrame([r.model_dump() for r in runs]), "baseline")
+    line = verdict_line(c)
+    assert line.startswith("`masking` vs `baseline`: **cheaper** in tokens (×0.45 [0.45, 0.45])"), line
+    assert "and **non-inferior** in completion (+" in line and "margin 5 pts" in line
+    assert "secondary, repeats as independent: McNemar p" in line
+
+
+def test_cost_gets_its_own_verdict_when_runs_record_it(build):
+    ref = tasks_grid(build, "baseline", [3, 2, 1, 0, 3, 3], tokens=2000)
+    cand = tasks_grid(build, "lean", [3, 2, 1, 0, 3, 3], tokens=1000)
+    frame = pd.DataFrame([r.model_dump() for r in ref + cand])
+    frame["cost_usd"] = frame["total_tokens"] * 1e-6 * (1 + frame.index % 3)
+    (c,) = compare_strategies(frame, "baseline")
+    assert c.cost is not None and c.ratio_verdict("cost") == "cheaper"
+    assert ", **cheaper** in cost (×" in verdict_line(c)
+
+
+def test_report_states_holm_and_writes_comparisons_csv_and_ids(tmp_path, build):
+    runs = tasks_grid(build, "baseline", REF) + tasks_grid(build, "a", [3] * 40) + tasks_grid(build, "b", REF)
+    man = build.manifest(["baseline", "a", "b"])
+    man["fixed_id"] = "f" * 16
+    folder = build.write_folder(tmp_path / "r", runs, man)
+    paths = write_report(folder)
+    text = paths.markdown.read_text()
+    assert "Holm's correction across the 2 strategies compared with `baseline`" in text
+    assert f"Experiment `{man['experiment_id']}` (name, resolved config and taskset), fixed variables `ffffffffffffffff`" in text
+    assert "## Design and power" in text
+    paired = pd.read_csv(paths.comparisons_csv)
+    assert list(paired["strategy"]) == ["a", "b"]
+    assert {"difference_low", "difference_high", "p_holm", "design_effect", "mcnemar_p", "token_ratio_low",
+            "verdict", "token_verdict"} <= set(paired.columns)
+    assert paired.loc[0, "verdict"] == "better"
+    summary = pd.read_csv(paths.summary_csv)
+    assert {"difference", "verdict", "token_ratio"} <= set(summary.columns)
+    raw = paths.summary_csv.read_text() + paths.comparisons_csv.read_text()
+    assert "e-1" not in raw  # no 1.3597e-16 for zero
+
+
+def test_compare_two_strategies_of_one_folder(tmp_path, build):
+    runs = tasks_grid(build, "baseline", [3, 2, 1, 0, 3, 3]) + tasks_grid(build, "lean", [3, 2, 1, 0, 3, 1])
+    folder = build.write_folder(tmp_path / "r", runs, build.manifest(["baseline", "lean"]))
+    runner = CliRunner()
+    result = runner.invoke(cli, ["compare", str(folder), "--strategies", "baseline", "lean", "--margin", "10"])
+    assert result.exit_code == 0, result.output
+    assert "# ctxbench compare — `lean` against `baseline`" in result.output
+    assert "`lean` vs `baseline`: " in result.output and "margin 10 pts" in result.output
+    bad = runner.invoke(cli, ["compare", str(folder), "--strategies", "baseline", "nope"])
+    assert bad.exit_code == 2 and "no runs of 'nope'" in bad.output
+    neither = runner.invoke(cli, ["compare", str(folder)])
+    assert neither.exit_code == 2 and "--strategies" in neither.output
+
+
+def test_compare_does_not_import_matplotlib(tmp_path, build):
+    runs = tasks_grid(build, "baseline", [3, 2, 1]) + tasks_grid(build, "lean", [3, 2, 0])
+    folder = build.write_folder(tmp_path / "r", runs, build.manifest(["baseline", "lean"]))
+    code = ("import sys; from ctxbench.harness.cli import cli\n"
+            f"try: cli(['compare', {str(folder)!r}, '--strategies', 'baseline', 'lean'])\n"
+            "except SystemExit as e: assert not e.code, e.code\n"
+            "print('MPL', 'matplotlib' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "`lean` vs `baseline`" in out.stdout and out.stdout.strip().endswith("MPL False")
+
+
+def test_plan_command_answers_how_many_runs(tmp_path, build):
+    ref = [3, 3, 0, 2, 1, 3, 0, 3, 2, 1]
+    runs = tasks_grid(build, "baseline", ref) + tasks_grid(build, "lean", [max(0, v - (i % 3 == 0)) for i, v in enumerate(ref)])
+    folder = build.write_folder(tmp_path / "r", runs, build.manifest(["baseline", "lean"]))
+    runner = CliRunner()
+    result = runner.invoke(cli, ["plan", str(folder), "--difference", "5"])
+    assert result.exit_code == 0, result.output
+    assert "to detect 5 pts of completion with 80% power" in result.output
+    assert "`lean` vs `baseline`: this design (10 tasks × 3 repeats) detects" in result.output
+    assert "5 pts needs" in result.output and "runs per strategy" in result.output
+    assert result.output.startswith("Figures from the simulated model")
+    for args, message in ((["--reference", "nope"], "reference strategy 'nope' has no runs"),
+                          (["--difference", "0"], "--difference")):
+        bad = runner.invoke(cli, ["plan", str(folder), *args])
+        assert bad.exit_code == 2 and message in bad.output, bad.output
+
+
+def test_experiment_id_names_the_experiment_beside_the_fixed_hash(tmp_path):
+    from ctxbench.harness.config import load_config, resolve_experiment_path
+    from ctxbench.harness.runner import prepare
+
+    path = resolve_experiment_path("smoke")
+    base = prepare(load_config(path, []), path.parent, tmp_path / "a")
+    other = prepare(load_config(path, ["repeats=7"]), path.parent, tmp_path / "b")
+    workers = prepare(load_config(path, ["workers=3"]), path.parent, tmp_path / "c")
+    assert base.fixed == other.fixed and base.experiment_id != other.experiment_id
+    assert workers.experiment_id == base.experiment_id  # how it is executed is not the experiment
+    assert json.dumps(base.fixed)  # the fixed variables stay a separate hash
