@@ -46,6 +46,8 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
             row = json.loads(line)
         except ValueError as exc:
             raise InputError(f"{where}: not valid JSON: {exc}") from exc
+        if not isinstance(row, dict):
+            raise InputError(f"{where}: expected a JSON object (one SWE-bench instance per line)")
         missing = [k for k in _REQUIRED if k not in row]
         if missing:
             raise InputError(f"{where}: missing keys {', '.join(missing)}")
