@@ -18,6 +18,7 @@ FailureReason = Literal[
     "invalid_action",    # max_invalid_actions malformed tool calls in a row
     "model_error",       # provider failures after retries
     "harness_error",     # a bug in ctxbench: traceback kept, the experiment goes on
+    "taskset_error",     # the tests cannot be collected at the base commit either: the taskset's fault
 ]
 FAILURE_REASONS: tuple[str, ...] = get_args(FailureReason)
 
@@ -25,14 +26,18 @@ StopReason = Literal["finished", "max_turns", "token_budget", "timeout", "contex
                      "invalid_action", "model_error", "harness_error"]
 
 
-def classify_failure(stop: StopReason, patch: str, resolved: bool, fail_to_pass_ok: bool) -> FailureReason | None:
+def classify_failure(stop: StopReason, patch: str, resolved: bool, fail_to_pass_ok: bool,
+                     taskset_fault: bool = False) -> FailureReason | None:
     """The one place a run's failure reason is decided (None when resolved).
 
     The tests decide `resolved` whatever stopped the agent; an unresolved run that was stopped by a
-    limit or an error is attributed to that, otherwise to what the tests saw.
+    limit or an error is attributed to that, otherwise to what the tests saw. `taskset_fault`: the
+    tests could not be collected, and cannot be at the base commit either (not the agent's doing).
     """
     if stop == "harness_error":
         return "harness_error"
+    if taskset_fault and not resolved:
+        return "taskset_error"
     if resolved:
         return None
     if stop != "finished":

@@ -47,7 +47,8 @@ class RunResult(BaseModel):
     tests: dict[str, str] = Field(default_factory=dict, description="Outcome per FAIL_TO_PASS/PASS_TO_PASS id.")
     patch: str = ""
     error: str | None = Field(None, description="Traceback when the harness failed; the provider's error for "
-                                                 "`model_error`.")
+                                                 "`model_error`; the test output for `taskset_error`.")
+    workspace: str | None = Field(None, description="The run's workspace folder when keep_workspaces kept it.")
     _transcript: bytes | None = PrivateAttr(None)
     """The gzipped per-turn ledger on its way from the worker to the writer; never in runs.jsonl."""
 

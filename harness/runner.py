@@ -33,6 +33,7 @@ from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
 from ctxbench.harness.tasks import Taskset, load_taskset, resolve_taskset_path
 from ctxbench.harness.testenv import command_problem, resolve_interpreter
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter, TokenizerError
+from ctxbench.harness.validate import base_collection_failure
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
 from ctxbench.harness.version import __version__
 from ctxbench.harness.workspace import Workspace, prepare_template, remove_templates, sweep_stale
@@ -75,7 +76,8 @@ class RunContext:
     config: ExperimentConfig
     taskset: Taskset
     system_prompt: str
-    python: str
+    interpreters: dict[str, str]
+    """Task id -> the Python its tests run with (its own environment's, or the taskset's)."""
     sandbox: Sandbox
     output_dir: Path
     experiment_id: str
@@ -126,7 +128,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
     try:
         config = ctx.config
         budget = make_budget(config, ctx.system_prompt)
-        ws = Workspace.create(task, ctx.python, sandbox=ctx.sandbox, output_cap=config.limits.tool_output_bytes,
+        ws = Workspace.create(task, ctx.interpreters[task.id], sandbox=ctx.sandbox, output_cap=config.limits.tool_output_bytes,
                               keep=config.keep_workspaces)
         model = (model_factory or (lambda t, c, s: make_model(config.model, t, c, s)))(task, budget.counter, spec.seed)
         strategy = create_strategy(spec.strategy_name, spec.params, StrategyServices(model=model, repo=_RepoFiles(ws.root)))
@@ -136,7 +138,12 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
                             start + config.limits.run_timeout_s)
         patch = ws.diff()
         evaluation = ws.evaluate(config.limits.test_timeout_s)
-        reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok)
+        fault = None
+        if not evaluation.resolved and evaluation.not_collected:
+            fault = base_collection_failure(task, ctx.interpreters[task.id], config.limits.test_timeout_s,
+                                            ctx.sandbox)
+        reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok,
+                                  taskset_fault=fault is not None)
         result = RunResult(
             **base, resolved=reason is None, failure_reason=reason, turns=outcome.turns,
             prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
@@ -147,7 +154,8 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
             tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
             tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
             context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=patch,
-            error=outcome.detail if reason == "model_error" else None,
+            workspace=_kept(ctx, ws),
+            error=outcome.detail if reason == "model_error" else _taskset_fault_message(fault),
         )
         result._transcript = _transcript(outcome.ledgers, outcome.detail)
         return result
@@ -156,7 +164,8 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunRes
     except Exception:
         return RunResult(**base, resolved=False, failure_reason="harness_error", turns=0, prompt_tokens=0,
                          completion_tokens=0, strategy_tokens=0, total_tokens=0, peak_context_tokens=0,
-                         wall_s=round(time.monotonic() - start, 3), error=traceback.format_exc())
+                         wall_s=round(time.monotonic() - start, 3), error=traceback.format_exc(),
+                         workspace=_kept(ctx, ws))
     finally:
         if ws is not None and not ctx.config.keep_workspaces:
             ws.cleanup()
@@ -168,6 +177,17 @@ def _cost(prices: Prices | None, outcome: Any) -> float | None:
     cost = run_cost(prices, outcome.prompt_tokens + strategy_prompt, outcome.cached_tokens,
                     outcome.completion_tokens + outcome.strategy_completion_tokens)
     return None if cost is None else round(cost, 8)
+
+
+def _taskset_fault_message(output: str | None) -> str | None:
+    if output is None:
+        return None
+    return ("the tests could not be collected, at the base commit either (the taskset or its test "
+            "environment is at fault); last test output:\n" + output)
+
+
+def _kept(ctx: RunContext, ws: Workspace | None) -> str | None:
+    return str(ws.root) if ws is not None and ctx.config.keep_workspaces else None
 
 
 class _RepoFiles:
@@ -245,8 +265,8 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
             except ContextOverflow as exc:
                 raise InputError(f"strategy {s.key}: {exc}") from exc
     check_gold_patches(taskset)
-    python = resolve_interpreter(taskset.environment)
-    check_test_commands(taskset, python)
+    interpreters = {t.id: resolve_interpreter(taskset.environment_for(t)) for t in taskset.tasks}
+    check_test_commands(taskset, interpreters)
     if config.model.provider != "sim":
         from ctxbench.harness.models.openai_provider import preflight as check_endpoint
 
@@ -259,8 +279,8 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
         from ctxbench.harness.executors import check_ray
 
         check_ray(config.ray_address)
-    return RunContext(config, taskset, system_prompt, python,
-                      choose_sandbox(config.sandbox, hide=(taskset.path, repos, out)), out, experiment_id, fixed,
+    return RunContext(config, taskset, system_prompt, interpreters,
+                      choose_sandbox(config.sandbox, hide=(*taskset.folders(), repos, out)), out, experiment_id, fixed,
                       resolve_prices(config.model))
 
 
@@ -279,7 +299,7 @@ def check_output_dir(out: Path, key: str) -> None:
         raise InputError(f"{key}: {existing} is not writable, so {out} cannot be written")
 
 
-def check_test_commands(taskset: Taskset, python: str) -> None:
+def check_test_commands(taskset: Taskset, interpreters: dict[str, str]) -> None:
     """Every task's test command can start (checked once, before the first run).
 
     Raises:
@@ -287,7 +307,7 @@ def check_test_commands(taskset: Taskset, python: str) -> None:
     """
     where = taskset.path / "taskset.yaml" if taskset.path.is_dir() else taskset.path
     for task in taskset.tasks:
-        problem = command_problem(task, python)
+        problem = command_problem(task, interpreters[task.id])
         if problem:
             raise InputError(f"{where}: task {task.id}: test_cmd {shlex.join(task.test_cmd)!r} cannot start: {problem}")
 

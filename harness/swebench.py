@@ -4,19 +4,29 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.results import read_results
 from ctxbench.harness.tasks import Task, Taskset, TasksetEnvironment, inside
-from ctxbench.harness.yamlfile import read_text
+from ctxbench.harness.yamlfile import read_text, read_yaml
+from ctxbench.harness.workspace import patch_paths
 
-__all__ = ["load_swebench", "export_predictions"]
+__all__ = ["load_swebench", "export_predictions", "test_directives", "environment_file", "DEFAULT_TEST_CMD"]
 
 _REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
              "FAIL_TO_PASS", "PASS_TO_PASS")
+_OPTIONAL = ("test_cmd", "test_files", "environment", "tags")
+DEFAULT_TEST_CMD = "python -m pytest -rA"
+"""`test_cmd` of an instance that names none (SWE-bench's own default for pytest repositories)."""
+NON_TEST_SUFFIXES = (".json", ".png", ".csv", ".txt", ".md", ".rst", ".jpg", ".jpeg", ".gif", ".svg",
+                     ".pkl", ".yml", ".yaml", ".toml", ".xml", ".cfg", ".ini")
+"""Files a test patch touches that are data, not tests to run."""
 
 
 def _id_list(value: Any, where: str) -> tuple[str, ...]:
@@ -31,11 +41,43 @@ def _id_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def test_directives(test_patch: str) -> tuple[str, ...]:
+    """The test files a test patch adds or changes (data files left out): what SWE-bench runs."""
+    files = [new for _, new in patch_paths(test_patch) if new]
+    return tuple(dict.fromkeys(f for f in files if not f.lower().endswith(NON_TEST_SUFFIXES)))
+
+
+def _environment(value: Any, where: str) -> TasksetEnvironment:
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected an object with `python` and/or `requirements`")
+    try:
+        return TasksetEnvironment.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise InputError(f"{where}: {problems}") from exc
+
+
+def environment_file(path: Path) -> Path:
+    """The optional taskset-wide environment of a JSONL taskset: `<name>.environment.yaml` beside it."""
+    return path.with_name(f"{path.stem}.environment.yaml")
+
+
+def _taskset_environment(path: Path) -> TasksetEnvironment:
+    file = environment_file(path)
+    if not file.exists():
+        return TasksetEnvironment()
+    return _environment(read_yaml(file, "environment file") or {}, str(file))
+
+
 def load_swebench(path: Path, repos: Path | None) -> Taskset:
-    """Tasks from SWE-bench-style instances; `repos` holds git repositories named `<owner>__<name>`."""
+    """Tasks from SWE-bench-style instances; `repos` holds git repositories named `<owner>__<name>`.
+
+    The schema (required and optional fields, defaults) is in docs/swebench.md.
+    """
     repos = repos or path.parent / "repos"
     if not repos.is_dir():
         raise InputError(f"{path}: repositories folder {repos} not found (pass --repos / taskset.repos)")
+    environment = _taskset_environment(path)
     tasks, seen = [], set()
     checked: set[tuple[Path, str]] = set()
     for n, line in enumerate(read_text(path, "JSONL file").splitlines(), 1):
@@ -68,18 +110,24 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
         if (repo_dir, row["base_commit"]) not in checked:
             _check_tree_links(repo_dir, row["base_commit"], f"{where}.repo")
             checked.add((repo_dir, row["base_commit"]))
-        cmd = row.get("test_cmd") or "python -m pytest -rA"
+        fail_to_pass = _id_list(row["FAIL_TO_PASS"], f"{where}.FAIL_TO_PASS")
+        if not fail_to_pass:
+            raise InputError(f"{where}.FAIL_TO_PASS: empty (a task needs at least one test that the fix makes pass)")
+        cmd = row.get("test_cmd") or DEFAULT_TEST_CMD
+        test_patch = row["test_patch"] or None
+        test_files = (_id_list(row["test_files"], f"{where}.test_files") if row.get("test_files")
+                      else test_directives(test_patch or ""))
         tasks.append(Task(
             id=iid, repo_dir=repo_dir.resolve(), problem_statement=row["problem_statement"].strip(),
-            test_cmd=tuple(cmd.split()) if isinstance(cmd, str) else tuple(cmd),
-            FAIL_TO_PASS=_id_list(row["FAIL_TO_PASS"], f"{where}.FAIL_TO_PASS"),
-            PASS_TO_PASS=_id_list(row["PASS_TO_PASS"], f"{where}.PASS_TO_PASS"),
-            patch=row["patch"], test_patch=row["test_patch"] or None, tags=tuple(row.get("tags", ())),
+            test_cmd=tuple(shlex.split(cmd)) if isinstance(cmd, str) else tuple(cmd),
+            FAIL_TO_PASS=fail_to_pass, PASS_TO_PASS=_id_list(row["PASS_TO_PASS"], f"{where}.PASS_TO_PASS"),
+            patch=row["patch"], test_patch=test_patch, test_files=test_files, tags=tuple(row.get("tags", ())),
             base_commit=row["base_commit"], repo_name=row["repo"],
+            environment=_environment(row["environment"], f"{where}.environment") if row.get("environment") else None,
         ))
     if not tasks:
         raise InputError(f"{path}: no instances")
-    return Taskset(path.stem, path.resolve(), tuple(tasks), TasksetEnvironment())
+    return Taskset(path.stem, path.resolve(), tuple(tasks), environment)
 
 
 def _check_tree_links(repo: Path, commit: str, where: str) -> None:
@@ -109,25 +157,26 @@ def _check_tree_links(repo: Path, commit: str, where: str) -> None:
                              "repository; a task repository may only link inside itself")
 
 
-def export_predictions(run_dir: Path, repeat: int = 0) -> list[Path]:
-    """Write `predictions/<strategy>.jsonl` (instance_id, model_name_or_path, model_patch)."""
+def export_predictions(run_dir: Path, repeat: int | None = None) -> list[Path]:
+    """Write `predictions/<strategy>.r<repeat>.jsonl` (instance_id, model_name_or_path, model_patch),
+    one file per strategy and repeat: every repeat, or only `repeat`."""
     manifest_path = run_dir / "manifest.json"
     if not manifest_path.exists():
         raise InputError(f"{run_dir}: no manifest.json (not a results folder)")
     manifest = json.loads(manifest_path.read_text())
     model = manifest["config"]["model"]["name"]
-    by_strategy: dict[str, list[dict[str, str]]] = {}
+    groups: dict[tuple[str, int], list[dict[str, str]]] = {}
     for r in read_results(run_dir / "runs.jsonl"):
-        if r.repeat == repeat:
-            by_strategy.setdefault(r.strategy, []).append(
+        if repeat is None or r.repeat == repeat:
+            groups.setdefault((r.strategy, r.repeat), []).append(
                 {"instance_id": r.task_id, "model_name_or_path": f"{model}+{r.strategy}", "model_patch": r.patch})
-    if not by_strategy:
-        raise InputError(f"{run_dir}: no runs with repeat {repeat}")
+    if not groups:
+        raise InputError(f"{run_dir}: no runs" + ("" if repeat is None else f" with repeat {repeat}"))
     out_dir = run_dir / "predictions"
     out_dir.mkdir(exist_ok=True)
     paths = []
-    for strategy, rows in sorted(by_strategy.items()):
-        path = out_dir / f"{strategy.replace('/', '_')}.jsonl"
+    for (strategy, k), rows in sorted(groups.items()):
+        path = out_dir / f"{strategy.replace('/', '_')}.r{k}.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in rows))
         paths.append(path)
     return paths

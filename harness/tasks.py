@@ -43,6 +43,7 @@ class _TaskEntry(BaseModel):
     patch: str
     test_patch: str | None = None
     tags: list[str] = []
+    environment: TasksetEnvironment | None = None
 
     @field_validator("id")
     @classmethod
@@ -82,6 +83,8 @@ class Task:
     base_commit: str | None = None
     """For git repositories: the commit whose files make the workspace."""
     repo_name: str = ""
+    environment: TasksetEnvironment | None = None
+    """Where this task's tests run, instead of the taskset's environment."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,11 @@ class Taskset:
         h = hashlib.sha256()
         seen: set[Path] = set()
         for t in self.tasks:
-            h.update(json.dumps([t.id, t.problem_statement, t.test_cmd, t.FAIL_TO_PASS, t.PASS_TO_PASS,
-                                 t.patch, t.test_patch, t.test_files, t.tags, t.base_commit]).encode())
+            fields = [t.id, t.problem_statement, t.test_cmd, t.FAIL_TO_PASS, t.PASS_TO_PASS,
+                      t.patch, t.test_patch, t.test_files, t.tags, t.base_commit]
+            if t.environment is not None:  # absent from the hash otherwise: older hashes still hold
+                fields.append(t.environment.model_dump())
+            h.update(json.dumps(fields).encode())
             if t.repo_dir not in seen and t.base_commit is None:
                 seen.add(t.repo_dir)
                 for f in sorted(_repo_entries(t.repo_dir)):
@@ -105,6 +111,19 @@ class Taskset:
                     h.update(os.readlink(f).encode() if f.is_symlink() else f.read_bytes())
         h.update(self.environment.model_dump_json().encode())
         return h.hexdigest()
+
+    def folders(self) -> tuple[Path, ...]:
+        """Where the taskset's data lies (its folder, or the JSONL file's folder, and the folders of
+        its git repositories, which hold the fixes in their history): hidden from the jailed commands."""
+        found = [self.path if self.path.is_dir() else self.path.parent]
+        found += [t.repo_dir.parent for t in self.tasks if t.base_commit]
+        unique = sorted(set(found), key=lambda p: (len(p.parts), str(p)))
+        return tuple(p for i, p in enumerate(unique)
+                     if p != Path(p.anchor) and not any(q in p.parents for q in unique[:i]))
+
+    def environment_for(self, task: Task) -> TasksetEnvironment:
+        """The task's own environment when it declares one, else the taskset's."""
+        return task.environment or self.environment
 
     def select(self, ids: list[str] | None = None, include_tags: list[str] | None = None,
                exclude_tags: list[str] | None = None, limit: int | None = None) -> Taskset:
@@ -253,7 +272,7 @@ def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
             test_cmd=_split_cmd(entry.test_cmd), FAIL_TO_PASS=tuple(entry.FAIL_TO_PASS),
             PASS_TO_PASS=tuple(entry.PASS_TO_PASS), patch=read_patch("patch", entry.patch) or "",
             test_patch=read_patch("test_patch", entry.test_patch), test_files=tuple(entry.test_files),
-            tags=tuple(entry.tags), repo_name=entry.repo,
+            tags=tuple(entry.tags), repo_name=entry.repo, environment=entry.environment,
         ))
     return Taskset(spec.name, folder.resolve(), tuple(tasks), spec.environment)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 from ctxbench.harness.errors import InputError
@@ -21,25 +21,34 @@ def cache_dir() -> Path:
 
 
 def resolve_interpreter(env: TasksetEnvironment) -> str:
-    """Path of the Python that runs the tests; builds the cached venv on first use."""
-    if env.python:
-        if not Path(env.python).exists():
-            raise InputError(f"taskset environment: interpreter {env.python} does not exist")
-        return env.python
+    """Path of the Python that runs the tests: `python` as given, or a venv (made from `python`, or
+    from the interpreter running ctxbench) with `requirements` installed, built once and cached
+    under `cache_dir()/envs` for every later run, experiment and process."""
+    base = env.python or sys.executable
+    if env.python and not Path(env.python).exists():
+        raise InputError(f"taskset environment: interpreter {env.python} does not exist")
     if not env.requirements:
-        return sys.executable
-    key = hashlib.sha256("\n".join(sorted(env.requirements)).encode()).hexdigest()[:16]
+        return base
+    key = hashlib.sha256("\n".join([os.path.abspath(base), *sorted(env.requirements)]).encode()).hexdigest()[:16]
     target = cache_dir() / "envs" / key
     python = target / "bin" / "python"
     if (target / ".complete").exists():
         return str(python)
-    print(f"ctxbench: building test environment {target} ({', '.join(env.requirements)})", file=sys.stderr)
-    venv.EnvBuilder(with_pip=True, clear=True).create(target)
-    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", *env.requirements],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise InputError(f"taskset environment: installing {list(env.requirements)} failed:\n{proc.stderr[-2000:]}")
-    (target / ".complete").write_text("\n".join(env.requirements))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder; the others wait and then find it complete
+        if (target / ".complete").exists():
+            return str(python)
+        print(f"ctxbench: building test environment {target} ({', '.join(env.requirements)})", file=sys.stderr)
+        shutil.rmtree(target, ignore_errors=True)
+        made = subprocess.run([base, "-m", "venv", str(target)], capture_output=True, text=True)
+        if made.returncode != 0:
+            raise InputError(f"taskset environment: {base} cannot make a venv:\n{made.stderr[-2000:]}")
+        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", *env.requirements],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise InputError(f"taskset environment: installing {list(env.requirements)} failed:\n{proc.stderr[-2000:]}")
+        (target / ".complete").write_text("\n".join([base, *env.requirements]))
     return str(python)
 
 

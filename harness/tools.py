@@ -273,7 +273,7 @@ class Toolbox:
                 raise ToolError(f"test id {t[:100]!r}: a test id is a path or a pytest node id, never an option")
         if len(test_ids or ()) > MAX_TEST_IDS:
             raise ToolError(f"at most {MAX_TEST_IDS} test ids per run")
-        ids = test_ids or list(self.ws.task.test_files)
+        ids = test_ids or self.ws.default_test_targets()
         result = self.ws.run_tests(ids, self.test_timeout_s)
         status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         return f"{self._stable(result.output).rstrip()}\n[{status}]", "test_run", None, None, result.seconds

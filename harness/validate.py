@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from ctxbench.harness.sandbox import Sandbox
 from ctxbench.harness.tasks import Task, Taskset
 from ctxbench.harness.testenv import command_problem, resolve_interpreter
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.workspace import Evaluation, Workspace
 
-__all__ = ["TaskValidation", "validate_task", "validate_taskset"]
+__all__ = ["TaskValidation", "validate_task", "validate_taskset", "base_collection_failure"]
 
 
 @dataclass
@@ -18,6 +18,30 @@ class TaskValidation:
     ok: bool
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    output: str = ""
+    """Tail of the test output of the first evaluation that showed a problem."""
+
+
+def _not_collected(evaluation: Evaluation) -> str:
+    return f"the tests could not be collected (exit code {evaluation.exit_code}; see the output)"
+
+
+_BASE_CHECKS: dict[tuple[str, str, str], str | None] = {}
+
+
+def base_collection_failure(task: Task, python: str, timeout_s: float, sandbox: Sandbox) -> str | None:
+    """The test output when the task's tests cannot be collected at the base commit (with its hidden
+    tests applied): the taskset's or its environment's fault, not an agent's. None when they can.
+    Checked once per task, interpreter and process."""
+    key = (task.id, str(task.repo_dir), python)
+    if key not in _BASE_CHECKS:
+        ws = Workspace.create(task, python, sandbox=sandbox)
+        try:
+            evaluation = ws.evaluate(timeout_s)
+        finally:
+            ws.cleanup()
+        _BASE_CHECKS[key] = evaluation.output_tail if evaluation.not_collected else None
+    return _BASE_CHECKS[key]
 
 
 def validate_task(task: Task, python: str, timeout_s: float = 120.0, sandbox: Sandbox = Sandbox()) -> TaskValidation:
@@ -26,18 +50,23 @@ def validate_task(task: Task, python: str, timeout_s: float = 120.0, sandbox: Sa
         return TaskValidation(task.id, False, [f"test command cannot start: {problem}"])
     problems: list[str] = []
     seconds = 0.0
+    output = ""
     ws = Workspace.create(task, python, sandbox=sandbox)
     try:
         before = ws.evaluate(timeout_s)
         seconds += before.seconds
         if not before.test_patch_applied:
             problems.append("test_patch does not apply")
+        if before.not_collected:
+            problems.append(_not_collected(before))
         still_passing = [t for t in task.FAIL_TO_PASS if before.tests[t] == "passed"]
         if still_passing:
             problems.append(f"FAIL_TO_PASS pass without the fix: {', '.join(still_passing)}")
         broken = [t for t in task.PASS_TO_PASS if before.tests[t] != "passed"]
         if broken:
             problems.append(f"PASS_TO_PASS fail before the fix: {', '.join(f'{t} ({before.tests[t]})' for t in broken)}")
+        if problems:
+            output = before.output_tail
     finally:
         ws.cleanup()
     ws = Workspace.create(task, python, sandbox=sandbox)
@@ -47,20 +76,23 @@ def validate_task(task: Task, python: str, timeout_s: float = 120.0, sandbox: Sa
         else:
             after = ws.evaluate(timeout_s)
             seconds += after.seconds
+            if after.not_collected and not before.not_collected:
+                problems.append(_not_collected(after) + " with the gold patch")
             bad = [f"{t} ({o})" for t, o in after.tests.items() if o != "passed"]
             if bad:
                 problems.append(f"tests not passing with the gold patch: {', '.join(bad)}")
+                output = output or after.output_tail
     finally:
         ws.cleanup()
-    return TaskValidation(task.id, not problems, problems, round(seconds, 2))
+    return TaskValidation(task.id, not problems, problems, round(seconds, 2), output)
 
 
 def validate_taskset(taskset: Taskset, timeout_s: float = 120.0, sandbox: Sandbox = Sandbox(),
                      progress=None) -> list[TaskValidation]:
-    python = resolve_interpreter(taskset.environment)
+    interpreters = {t.id: resolve_interpreter(taskset.environment_for(t)) for t in taskset.tasks}
     out = []
     for task in taskset.tasks:
-        result = validate_task(task, python, timeout_s, sandbox)
+        result = validate_task(task, interpreters[task.id], timeout_s, sandbox)
         if progress:
             progress(result)
         out.append(result)

@@ -19,7 +19,7 @@ from ctxbench.harness.sandbox import ProcessResult, Sandbox, owner_tag, process_
 from ctxbench.harness.tasks import Task, check_repository
 from ctxbench.harness.testenv import test_argv, test_env_vars
 
-__all__ = ["prepare_template", "remove_templates", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError"]
+__all__ = ["prepare_template", "remove_templates", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError", "patch_paths"]
 
 TestOutcome = Literal["passed", "failed", "error", "skipped", "missing"]
 
@@ -52,10 +52,20 @@ class Evaluation:
     test_patch_applied: bool
     output_tail: str = ""
     seconds: float = 0.0
+    exit_code: int = 0
+    timed_out: bool = False
 
     @property
     def resolved(self) -> bool:
         return self.fail_to_pass_ok and self.pass_to_pass_ok and self.test_patch_applied
+
+    @property
+    def not_collected(self) -> bool:
+        """The tests did not run: no requested test was reported, or pytest stopped before running
+        them (exit 2 collection errors, 3 internal error, 4 usage error, 5 nothing collected)."""
+        if self.timed_out:
+            return False
+        return self.exit_code in (2, 3, 4, 5) or all(o == "missing" for o in self.tests.values())
 
 
 def _node_key(node_id: str) -> tuple[str, str]:
@@ -149,11 +159,7 @@ def prepare_template(task: Task) -> Path:
     try:
         if task.base_commit:
             root.mkdir()
-            archive = subprocess.run(["git", "archive", "--format=tar", task.base_commit],
-                                     cwd=task.repo_dir, capture_output=True)
-            if archive.returncode != 0:
-                raise GitError(f"{task.repo_dir}: cannot read {task.base_commit}: {archive.stderr.decode()[:300]}")
-            subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+            _checkout_tree(task.repo_dir, task.base_commit, root)
         else:  # links are copied as links, never followed (the taskset's loader refused any leading out)
             shutil.copytree(task.repo_dir, root, symlinks=True, ignore=shutil.ignore_patterns(*_IGNORED, ".git"))
         check_repository(root, f"task {task.id}")
@@ -161,7 +167,9 @@ def prepare_template(task: Task) -> Path:
         git(["init", "-q", "--template=", "-b", "main"], root)
         (root / ".git" / "info").mkdir(exist_ok=True)
         (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
-        git(["add", "-A"], root)
+        # --force: the base holds every file, those its own .gitignore lists included (a tracked
+        # `pkg/version.py` that .gitignore names must still show up in the agent's patch when edited).
+        git(["add", "-A", "--force"], root)
         git(["-c", "core.logAllRefUpdates=false", "commit", "-q", "--no-verify", "-m", "base"], root)
         git(["repack", "-a", "-d", "-n", "-q"], root)  # -d also prunes the loose objects now packed
     except BaseException:  # a half-built template is not left behind
@@ -170,6 +178,48 @@ def prepare_template(task: Task) -> Path:
     _TEMPLATES[key] = root
     _TEMPLATE_STATE[root] = _tree_state(root)
     return root
+
+
+def _checkout_tree(repo: Path, commit: str, dest: Path) -> None:
+    """Write every file of `commit`'s tree into `dest`: exactly the tree (unlike `git archive`, no
+    `export-ignore` or `export-subst` attribute changes it), and none of the repository's history."""
+    with tempfile.TemporaryDirectory(prefix="ctxbench-index-") as tmp:
+        env = {**os.environ, **_GIT_ENV, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        for args in (["read-tree", commit], ["checkout-index", "--all", "--force", f"--prefix={dest}/"]):
+            proc = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise GitError(f"{repo}: cannot check out {commit}: {proc.stderr.strip()[:300]}")
+
+
+def patch_paths(patch: str) -> list[tuple[str | None, str | None]]:
+    """(old path, new path) of each file a `git diff` patch touches; None for /dev/null."""
+    out = []
+    old = new = None
+    for line in patch.splitlines():
+        if line.startswith("diff --git "):
+            if old or new:
+                out.append((old, new))
+            old = new = None
+        elif line.startswith("--- ") and old is None:
+            old = _diff_path(line[4:], "a/")
+        elif line.startswith("+++ ") and new is None:
+            new = _diff_path(line[4:], "b/")
+        elif line.startswith(("rename from ", "copy from ")):
+            old = line.split(" from ", 1)[1]
+        elif line.startswith(("rename to ", "copy to ")):
+            new = line.split(" to ", 1)[1]
+    if old or new:
+        out.append((old, new))
+    return out
+
+
+def _diff_path(text: str, prefix: str) -> str | None:
+    text = text.split("\t", 1)[0].rstrip()
+    if text == "/dev/null":
+        return None
+    if text.startswith('"') and text.endswith('"'):
+        text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1").decode()
+    return text[len(prefix):] if text.startswith(prefix) else text
 
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
@@ -252,12 +302,61 @@ class Workspace:
         if self._base_state is not None and _tree_state(self.root) == self._base_state:
             return ""
         git(["add", "-A"], self.root)
-        return git(["diff", "--cached", "--no-color", "HEAD"], self.root).stdout
+        return git(["diff", "--cached", "--binary", "--no-color", "HEAD"], self.root).stdout
 
     def apply_patch(self, patch: str) -> bool:
         if not patch.strip():
             return True
-        return git(["apply", "--whitespace=nowarn", "-"], self.root, stdin=patch, check=False).returncode == 0
+        if git(["apply", "--whitespace=nowarn", "-"], self.root, stdin=patch, check=False).returncode != 0:
+            return False
+        created = [new for old, new in patch_paths(patch) if old is None and new and (self.root / new).exists()]
+        if created:  # part of the tree even where .gitignore names them (evaluation drops ignored files)
+            git(["add", "--force", "--", *created], self.root)
+        return True
+
+    def default_test_targets(self) -> list[str]:
+        """What `run_tests` without ids runs: the task's test files (a file the hidden tests will
+        create stands for its nearest existing folder); nothing, meaning the whole suite, when the
+        task names none."""
+        out: list[str] = []
+        for target in self.task.test_files:
+            path = Path(target.split("::")[0])
+            while path.parts and not (self.root / path).exists():
+                path = path.parent
+            if path.parts:
+                out.append(target if path == Path(target.split("::")[0]) else path.as_posix())
+        return list(dict.fromkeys(out))
+
+    def _evaluation_targets(self) -> list[str]:
+        """The task's test files (as SWE-bench runs the files its test patch touches), plus any
+        FAIL_TO_PASS/PASS_TO_PASS id outside them; the ids alone when the task names no test file."""
+        ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
+        files = [f for f in self.task.test_files if (self.root / f.split("::")[0]).exists()]
+        if not files:
+            return ids
+        covered = {f.split("::")[0].rstrip("/") for f in files}
+
+        def inside(test_id: str) -> bool:
+            path = test_id.split("::")[0]
+            return any(path == c or path.startswith(c + "/") for c in covered)
+
+        return [*files, *(i for i in ids if not inside(i))]
+
+    def _reset_test_files(self) -> None:
+        """Put every file the test patch touches back to the base (the agent's edits to them are
+        in its patch already): SWE-bench checks these files out at base_commit before applying it."""
+        paths = sorted({p for pair in patch_paths(self.task.test_patch or "") for p in pair if p})
+        if not paths:
+            return
+        tracked = set(git(["ls-tree", "-r", "--name-only", "-z", "HEAD", "--", *paths], self.root).stdout
+                      .split("\0")) - {""}
+        if tracked:
+            git(["checkout", "HEAD", "--", *sorted(tracked)], self.root)
+        for path in paths:
+            target = self.root / path
+            if path not in tracked and (target.is_file() or target.is_symlink()):
+                target.unlink()
+                git(["rm", "-q", "--cached", "--ignore-unmatch", "--", path], self.root)
 
     def command(self, test_ids: list[str] | tuple[str, ...]) -> list[str]:
         return [*test_argv(self.task, self.python), *test_ids]
@@ -271,19 +370,25 @@ class Workspace:
                              writable=self._scratch)
 
     def evaluate(self, timeout_s: float) -> Evaluation:
-        """Apply the hidden tests, run FAIL_TO_PASS + PASS_TO_PASS, read outcomes from JUnit XML."""
+        """Evaluate what the patch holds: drop ignored files the patch cannot carry, reset the files
+        the hidden tests touch and apply them, run the task's test files (or its FAIL_TO_PASS +
+        PASS_TO_PASS ids), and read each id's outcome from the JUnit XML report."""
+        git(["add", "-A"], self.root)
+        git(["clean", "-q", "-d", "-X", "--force"], self.root)
+        self._reset_test_files()
         applied = self.apply_patch(self.task.test_patch or "")
         ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
         assert self._scratch is not None
         junit = self._scratch / "junit.xml"
         junit.unlink(missing_ok=True)
-        result = self.run_tests(ids, timeout_s, junit)
+        result = self.run_tests(self._evaluation_targets(), timeout_s, junit)
         if result.output.startswith("bwrap: execvp"):  # the jail could not start the command: not the agent's fault
             raise RuntimeError(f"the test command cannot start in the sandbox: {result.output.strip()[:300]}")
         tests = parse_junit(junit, ids)
         f2p = all(tests[t] == "passed" for t in self.task.FAIL_TO_PASS)
         p2p = all(tests[t] == "passed" for t in self.task.PASS_TO_PASS)
-        return Evaluation(tests, f2p, p2p, applied, result.output[-2000:], result.seconds)
+        return Evaluation(tests, f2p, p2p, applied, result.output[-4000:], result.seconds, result.exit_code,
+                          result.timed_out)
 
     def cleanup(self) -> None:
         if self._scratch is not None:

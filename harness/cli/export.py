@@ -9,9 +9,10 @@ import click
 
 @click.command("export-predictions")
 @click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--repeat", default=0, show_default=True, help="Which repeat's patches to export.")
-def export_predictions(run_dir: Path, repeat: int) -> None:
-    """Write RUN_DIR's agent patches as SWE-bench predictions, one file per strategy."""
+@click.option("--repeat", type=click.IntRange(min=0), default=None,
+              help="Export only this repeat's patches (default: every repeat).")
+def export_predictions(run_dir: Path, repeat: int | None) -> None:
+    """Write RUN_DIR's agent patches as SWE-bench predictions: predictions/<strategy>.r<repeat>.jsonl."""
     from ctxbench.harness.swebench import export_predictions as export
 
     for path in export(run_dir, repeat):

@@ -11,6 +11,10 @@ import click
 from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
 
 
+_OUTPUT_LINES = 25
+"""Lines of test output `tasks validate` shows under an invalid task."""
+
+
 def _load(taskset: str, repos: Path | None):
     return load_taskset(resolve_taskset_path(taskset), repos)
 
@@ -48,7 +52,7 @@ def validate(taskset: str, repos: Path | None, timeout: float, sandbox: str) -> 
     from ctxbench.harness.validate import validate_taskset
 
     ts = _load(taskset, repos)
-    box = choose_sandbox(sandbox, hide=(ts.path, repos))
+    box = choose_sandbox(sandbox, hide=(*ts.folders(), repos))
     warning = fallback_warning(sandbox, box)
     if warning:
         click.echo(f"ctxbench: WARNING: {warning}", err=True)
@@ -56,6 +60,10 @@ def validate(taskset: str, repos: Path | None, timeout: float, sandbox: str) -> 
     def show(v) -> None:
         mark = "ok  " if v.ok else "FAIL"
         click.echo(f"{mark} {v.task_id:<40} {v.seconds:>6.2f}s  {'; '.join(v.problems)}")
+        if not v.ok and v.output.strip():
+            tail = v.output.rstrip().splitlines()[-_OUTPUT_LINES:]
+            click.echo(f"     last {len(tail)} lines of the test output:")
+            click.echo("\n".join(f"     | {line}" for line in tail))
 
     results = validate_taskset(ts, timeout, box, progress=show)
     bad = [v.task_id for v in results if not v.ok]

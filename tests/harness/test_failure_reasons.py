@@ -1,5 +1,7 @@
 """Every failure reason, produced by a scripted model driving the real tools in a real workspace."""
 
+import shutil
+
 import pytest
 
 from ctxbench.harness.config import load_config
@@ -35,7 +37,15 @@ SCRIPTS = {
     "invalid_action": ([("read_file", "{oops"), ("nope", {}), ("edit_file", {"path": "x"})], {}),
     "model_error": ([TransientModelError("503 after 4 retries")], {}),
     "harness_error": ([RuntimeError("a bug in the harness")], {}),
+    "taskset_error": ([edit(*GOLD), FINISH], {}),  # on a copy of the taskset whose tests cannot be collected
 }
+
+
+def broken_taskset(smoke_dir, tmp_path):
+    """The smoke taskset with a conftest.py that fails at import: no test can be collected, fix or not."""
+    shutil.copytree(smoke_dir, tmp_path / "broken")
+    (tmp_path / "broken" / "repos" / "calc" / "conftest.py").write_text("raise ImportError('no such plugin')\n")
+    return tmp_path / "broken"
 
 
 def run_script(experiment_file, tmp_path, steps, overrides):
@@ -47,8 +57,10 @@ def run_script(experiment_file, tmp_path, steps, overrides):
 
 
 @pytest.mark.parametrize("expected", list(SCRIPTS))
-def test_each_failure_reason_is_produced(experiment_file, tmp_path, expected):
+def test_each_failure_reason_is_produced(experiment_file, tmp_path, smoke_dir, expected):
     steps, overrides = SCRIPTS[expected]
+    if expected == "taskset_error":
+        overrides = {"taskset.path": str(broken_taskset(smoke_dir, tmp_path))}
     result, model = run_script(experiment_file, tmp_path, steps, overrides)
     if expected == "resolved":
         assert result.resolved and result.failure_reason is None and result.turns == 2
@@ -58,6 +70,8 @@ def test_each_failure_reason_is_produced(experiment_file, tmp_path, expected):
     assert result.failure_reason == expected, result.error
     if expected == "harness_error":
         assert "a bug in the harness" in result.error
+    if expected == "taskset_error":
+        assert "values[mid - 1]" in result.patch and "ImportError: no such plugin" in result.error
     if expected == "max_turns":
         assert result.turns == 4 and model.calls == 4
     if expected == "loop":

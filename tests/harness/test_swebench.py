@@ -57,7 +57,7 @@ def test_swebench_instances_validate_run_and_export(tmp_path, smoke_dir, monkeyp
 
     exported = runner.invoke(cli, ["export-predictions", str(out)])
     assert exported.exit_code == 0, exported.output
-    rows = [json.loads(l) for l in (out / "predictions" / "baseline.jsonl").read_text().splitlines()]
+    rows = [json.loads(l) for l in (out / "predictions" / "baseline.r0.jsonl").read_text().splitlines()]
     assert len(rows) == 1
     assert set(rows[0]) == {"instance_id", "model_name_or_path", "model_patch"}
     assert rows[0]["instance_id"] == "acme__calc-1"
