@@ -21,10 +21,9 @@ __all__ = ["load_swebench", "export_predictions", "test_directives", "environmen
 
 _REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
              "FAIL_TO_PASS", "PASS_TO_PASS")
-_OPTIONAL = ("test_cmd", "test_files", "environment", "tags")
 DEFAULT_TEST_CMD = "python -m pytest -rA"
 """`test_cmd` of an instance that names none (SWE-bench's own default for pytest repositories)."""
-NON_TEST_SUFFIXES = (".json", ".png", ".csv", ".txt", ".md", ".rst", ".jpg", ".jpeg", ".gif", ".svg",
+NON_TEST_SUFFIXES = (".json", ".png", ".csv", ".txt", ".md", ".jpg", ".jpeg", ".gif", ".svg",
                      ".pkl", ".yml", ".yaml", ".toml", ".xml", ".cfg", ".ini")
 """Files a test patch touches that are data, not tests to run."""
 
