@@ -244,6 +244,10 @@ def experiment_hash(config: ExperimentConfig, fixed: dict[str, str]) -> str:
 
 def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None = None) -> RunContext:
     """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget."""
+    if config.model.provider != "sim":  # first: an endpoint that is down fails within seconds
+        from ctxbench.harness.models.openai_provider import preflight as check_endpoint
+
+        check_endpoint(config.model)
     spec = config.taskset
     path = resolve_taskset_path(spec.path, config_dir)
     repos = (config_dir / spec.repos) if spec.repos else None
@@ -267,10 +271,6 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     check_gold_patches(taskset)
     interpreters = {t.id: resolve_interpreter(taskset.environment_for(t)) for t in taskset.tasks}
     check_test_commands(taskset, interpreters)
-    if config.model.provider != "sim":
-        from ctxbench.harness.models.openai_provider import preflight as check_endpoint
-
-        check_endpoint(config.model)
     fixed = fixed_variables(config, taskset, system_prompt)
     experiment_id = experiment_hash(config, fixed)
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
