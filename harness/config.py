@@ -12,7 +12,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ctxbench.harness.errors import InputError, did_you_mean
+from ctxbench.harness.errors import InputError, did_you_mean, plain_problem
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["ExperimentConfig", "ModelConfig", "Pricing", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
@@ -231,22 +231,6 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
-_PLAIN_WORDS = {
-    "missing": "missing (required)",
-    "model_type": "expected a mapping",
-    "dict_type": "expected a mapping",
-    "list_type": "expected a list",
-    "string_type": "expected a string",
-    "int_type": "expected a whole number",
-    "int_parsing": "expected a whole number",
-    "int_from_float": "expected a whole number",
-    "float_type": "expected a number",
-    "float_parsing": "expected a number",
-    "bool_type": "expected true or false",
-    "bool_parsing": "expected true or false",
-}
-
-
 def _describe(error: dict[str, Any]) -> tuple[str, str]:
     """One pydantic error as (key.path, problem), in our words rather than pydantic's internal names."""
     loc = tuple(error["loc"])
@@ -256,12 +240,7 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
         model = _model_at(loc[:-1])
         hint = did_you_mean(str(loc[-1]), model.model_fields) if model else ""
         return where, f"unknown key{hint}"
-    if kind == "value_error":
-        return where, error["msg"].removeprefix("Value error, ")
-    msg = _PLAIN_WORDS.get(kind, error["msg"].replace("Input should be", "expected"))
-    if kind != "missing" and "input" in error:
-        msg = f"{msg} (got {error['input']!r})"
-    return where, msg
+    return where, plain_problem(error)
 
 
 def _strategy_problems(strategies: Any) -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ctxbench.harness.errors import did_you_mean, plain_problem
 from ctxbench.harness.repo_view import RepoView
 
 __all__ = ["register_strategy", "get_strategy_class", "available_strategies", "create_strategy",
@@ -100,13 +101,10 @@ def param_problems(name: str, params: dict[str, Any] | None) -> list[str]:
 def _describe_param(name: str, cls: type, error: dict[str, Any]) -> str:
     where = ".".join(["params", *(str(p) for p in error["loc"])])
     if error["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(error["loc"][-1]), cls.Params.model_fields, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; parameters: {', '.join(cls.Params.model_fields) or 'none'}"
+        hint = (did_you_mean(str(error["loc"][-1]), cls.Params.model_fields)
+                or f"; parameters: {', '.join(cls.Params.model_fields) or 'none'}")
         return f"{where}: unknown parameter of strategy {name!r}{hint}"
-    msg = error["msg"].removeprefix("Value error, ").replace("Input should be", "expected")
-    if error["type"] != "missing" and error["type"] != "value_error" and "input" in error:
-        msg = f"{msg} (got {error['input']!r})"
-    return f"{where}: {msg}"
+    return f"{where}: {plain_problem(error)}"
 
 
 def validate_params(name: str, params: dict[str, Any] | None) -> BaseModel:
