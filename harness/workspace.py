@@ -144,6 +144,7 @@ def remove_templates() -> None:
         shutil.rmtree(root.parent, ignore_errors=True)
     _TEMPLATES.clear()
     _TEMPLATE_STATE.clear()
+    _SNAPSHOTS.clear()
 
 
 atexit.register(remove_templates)
@@ -270,6 +271,32 @@ def _copy_tree(src: str, dst: str) -> None:
     os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))
 
 
+def _snapshot(folder: str, prefix: str = "", out: dict[str, tuple[int, ...]] | None = None) -> dict[str, tuple[int, ...]]:
+    """Every entry under `folder`, .git included: files and links by (size, mtime, mode), folders by
+    mode (a copy does not keep their mtimes)."""
+    out = {} if out is None else out
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                out[prefix + entry.name] = (st.st_mode,)
+                _snapshot(entry.path, f"{prefix}{entry.name}/", out)
+            else:
+                out[prefix + entry.name] = (st.st_size, st.st_mtime_ns, st.st_mode)
+    return out
+
+
+_SNAPSHOTS: dict[Path, dict[str, tuple[int, ...]] | None] = {}
+
+
+def _template_snapshot(template: Path) -> dict[str, tuple[int, ...]] | None:
+    """The template's `_snapshot`, or None when it holds files git ignores (evaluation removes those)."""
+    if template not in _SNAPSHOTS:
+        ignored = git(["clean", "-n", "-d", "-X"], template).stdout.strip()
+        _SNAPSHOTS[template] = None if ignored else _snapshot(str(template))
+    return _SNAPSHOTS[template]
+
+
 @dataclass
 class Workspace:
     """A run's private copy of the repository, a git repo whose first commit is the base."""
@@ -281,6 +308,7 @@ class Workspace:
     output_cap: int = 200_000
     _scratch: Path | None = None
     _base_state: dict[str, tuple[int, int, int]] | None = None
+    _template: Path | None = None
 
     @classmethod
     def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
@@ -291,7 +319,7 @@ class Workspace:
         root = scratch / "repo"
         template = prepare_template(task)
         _copy_tree(str(template), str(root))
-        return cls(root, task, python, sandbox, output_cap, scratch, _TEMPLATE_STATE.get(template))
+        return cls(root, task, python, sandbox, output_cap, scratch, _TEMPLATE_STATE.get(template), template)
 
     def diff(self) -> str:
         """The agent's changes against the base commit, new files included.
@@ -373,8 +401,9 @@ class Workspace:
         """Evaluate what the patch holds: drop ignored files the patch cannot carry, reset the files
         the hidden tests touch and apply them, run the task's test files (or its FAIL_TO_PASS +
         PASS_TO_PASS ids), and read each id's outcome from the JUnit XML report."""
-        git(["add", "-A"], self.root)
-        git(["clean", "-q", "-d", "-X", "--force"], self.root)
+        if not self._untouched():
+            git(["add", "-A"], self.root)
+            git(["clean", "-q", "-d", "-X", "--force"], self.root)
         self._reset_test_files()
         applied = self.apply_patch(self.task.test_patch or "")
         ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
@@ -389,6 +418,14 @@ class Workspace:
         p2p = all(tests[t] == "passed" for t in self.task.PASS_TO_PASS)
         return Evaluation(tests, f2p, p2p, applied, result.output[-4000:], result.seconds, result.exit_code,
                           result.timed_out)
+
+    def _untouched(self) -> bool:
+        """Whether the workspace, .git included, is still an exact copy of a template that holds no
+        ignored files: then staging and cleaning it would change nothing (two git processes saved)."""
+        if self._template is None:
+            return False
+        snapshot = _template_snapshot(self._template)
+        return snapshot is not None and _snapshot(str(self.root)) == snapshot
 
     def cleanup(self) -> None:
         if self._scratch is not None:

@@ -149,3 +149,35 @@ def test_strategies_see_the_files_the_tools_list(smoke_dir):
         assert listing.splitlines() == paths
     finally:
         ws.cleanup()
+
+
+def _ignoring_task(root):
+    """A one-test task whose repository ignores `*.log` and holds a `debug.log`."""
+    repo = root / "repos" / "lib"
+    repo.mkdir(parents=True)
+    (repo / "lib.py").write_text("X = 1\n")
+    (repo / "test_lib.py").write_text("from lib import X\n\n\ndef test_x():\n    assert X == 1\n")
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "debug.log").write_text("left by the author\n")
+    (root / "fix.diff").write_text("--- a/lib.py\n+++ b/lib.py\n@@ -1 +1 @@\n-X = 1\n+X = 2\n")
+    (root / "taskset.yaml").write_text(
+        "name: ignoring\ntasks:\n- id: lib\n  repo: lib\n  problem_statement: x\n  test_cmd: python -m pytest -q\n"
+        "  FAIL_TO_PASS: [test_lib.py::test_x]\n  patch: fix.diff\n")
+    return load_taskset(root).tasks[0]
+
+
+def test_evaluation_skips_staging_only_for_an_untouched_copy(tmp_path):
+    """An exact copy of the template is evaluated without staging and cleaning it (the taskset's own
+    ignored file is tracked and stays); an ignored file made during the run is still removed."""
+    task = _ignoring_task(tmp_path / "taskset")
+    ws = Workspace.create(task, sys.executable)
+    try:
+        assert ws._untouched()
+        assert ws.evaluate(60).tests == {"test_lib.py::test_x": "passed"}
+        assert (ws.root / "debug.log").exists()
+        (ws.root / "run.log").write_text("made by a test\n")
+        assert not ws._untouched()
+        assert ws.evaluate(60).tests == {"test_lib.py::test_x": "passed"}
+        assert not (ws.root / "run.log").exists() and (ws.root / "debug.log").exists()
+    finally:
+        ws.cleanup()
