@@ -8,10 +8,14 @@ from ctxbench.harness.results import RunResult
 
 
 def print_summary(results: list[RunResult]) -> None:
+    """One line per strategy: runs recorded, completion and mean tokens (harness_error runs left out of
+    both and shown among the failure reasons)."""
     from ctxbench.reports.loading import runs_frame
     from ctxbench.reports.summary import summarize
 
     click.echo(f"{'strategy':<18} {'runs':>5} {'completion':>10} {'mean tokens':>12}  failure reasons")
     for s in summarize(runs_frame(results)) if results else []:
         text = ", ".join(f"{k} {v}" for k, v in sorted(s.failures.items(), key=lambda kv: -kv[1]) if v) or "-"
-        click.echo(f"{s.strategy:<18} {s.runs:>5} {s.completion_rate:>10.0%} {s.tokens_mean:>12,.0f}  {text}")
+        rate = "–" if s.runs == 0 else f"{s.completion_rate:.0%}"
+        tokens = "–" if s.runs == 0 else f"{s.tokens_mean:,.0f}"
+        click.echo(f"{s.strategy:<18} {s.runs + s.harness_errors:>5} {rate:>10} {tokens:>12}  {text}")
