@@ -32,10 +32,11 @@ class SimParams(_Strict):
     """The simulated model's attention and error model (see README, "The simulated model")."""
 
     r0: float = Field(0.95, ge=0, le=1, description="Chance to notice a visible piece of evidence in an empty context.")
-    fill_onset: float = Field(0.25, ge=0, le=1, description="Context fill (tokens / window) where attention starts to degrade (f0).")
-    fill_slope: float = Field(1.1, ge=0, description="How fast attention falls past fill_onset (a).")
+    attention_scale: int = Field(16000, ge=256, description="Context length in tokens that counts as 1.0 on the attention scale (length = prompt tokens / attention_scale), whatever the window.")
+    length_onset: float = Field(0.25, ge=0, description="Relative length where attention starts to degrade (L0).")
+    length_slope: float = Field(1.1, ge=0, description="How fast attention falls past length_onset (a).")
     middle_penalty: float = Field(0.6, ge=0, le=1, description="Loss of attention in the middle of the context (m).")
-    middle_full_at: float = Field(0.5, gt=0, le=1, description="Fill at which the middle penalty reaches full strength.")
+    middle_full_at: float = Field(0.5, gt=0, description="Relative length at which the middle penalty reaches full strength.")
     detour_rate: float = Field(0.5, ge=0, le=1, description="Chance per turn of a detour, times the share of noise (d).")
     slip_rate: float = Field(0.03, ge=0, le=1, description="Chance that an edit is wrong (s).")
     read_window: int = Field(60, ge=5, description="Lines read around a line of interest (search hit, traceback frame).")

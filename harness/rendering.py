@@ -7,7 +7,10 @@ An excerpt is a header line followed by numbered lines::
        11|     return a / b
 
 `parse_excerpts` recovers them from any message content, so the simulated model sees a file
-read and an injected snippet alike.
+read and an injected snippet alike. A long output cut in the middle (`[… N characters omitted …]`)
+still shows its numbered lines on both sides of the marker: they come back as two excerpts of the
+same file, with the lines that the cut may have broken (the last before the marker, the first after
+it) left out.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ __all__ = ["Excerpt", "render_excerpt", "parse_excerpts"]
 
 _HEADER = re.compile(r"^== (?P<path>\S.*?) \(lines (?P<start>\d+)-(?P<end>\d+) of (?P<total>\d+)\) ==$")
 _LINE = re.compile(r"^ *(?P<n>\d+)\| ?(?P<text>.*)$")
+_OMISSION = re.compile(r"^\[… .*\bomitted\b.*\]$")
 
 
 @dataclass(frozen=True)
@@ -41,26 +45,44 @@ def render_excerpt(path: str, lines: list[str] | tuple[str, ...], start: int, to
 
 
 def parse_excerpts(content: str) -> list[Excerpt]:
-    """Every excerpt in `content`, numbered lines kept only while they run consecutively."""
+    """Every excerpt in `content`, numbered lines kept only while they run consecutively.
+
+    At an omission marker the excerpt so far ends without its last line and the excerpt goes on,
+    after the marker, from the second numbered line on (both edge lines may be cut mid-line).
+    """
     out: list[Excerpt] = []
     path = None
     start = total = 0
     lines: list[str] = []
+    resume = 0
+    """After an omission marker: 2 = skip the next line (cut), 1 = start again at any line number."""
     for raw in content.split("\n"):
         header = _HEADER.match(raw)
         if header:
             if path is not None and lines:
                 out.append(Excerpt(path, start, tuple(lines), total))
-            path, start, total, lines = header["path"], int(header["start"]), int(header["total"]), []
+            path, start, total, lines, resume = header["path"], int(header["start"]), int(header["total"]), [], 0
             continue
         if path is None:
             continue
+        if _OMISSION.match(raw):
+            if len(lines) > 1:
+                out.append(Excerpt(path, start, tuple(lines[:-1]), total))
+            lines, resume = [], 2
+            continue
+        if resume == 2:
+            resume = 1
+            continue
         m = _LINE.match(raw)
-        if m and int(m["n"]) == start + len(lines):
+        if m and resume == 1:
+            start, lines, resume = int(m["n"]), [m["text"]], 0
+        elif m and int(m["n"]) == start + len(lines):
             lines.append(m["text"])
         elif lines:
             out.append(Excerpt(path, start, tuple(lines), total))
             path, lines = None, []
+        elif resume == 1:
+            path, resume = None, 0
     if path is not None and lines:
         out.append(Excerpt(path, start, tuple(lines), total))
     return out

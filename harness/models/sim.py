@@ -1,16 +1,20 @@
 """`sim`: a simulated coding model whose success depends on the context it is sent.
 
-It is a stand-in for a model, not a model. Rules (README, "The simulated model"):
+It is a stand-in for a model, not a model. Rules (docs/simulator.md):
 
 - Stateless and context-only: a reply is a function of the messages, the seed and the task's
   reference fix (given at construction, like an oracle agent). Same messages + seed => same reply.
 - Evidence-gated: a hunk of the reference fix is written only when its pre-image (the exact old
-  lines) is visible in the context, as a numbered file excerpt, and is noticed.
-- Attention: the chance to notice a visible hunk is
-  ``r0 * (1 - a * max(0, fill - f0)) * (1 - m * mid(pos))`` with ``fill`` = context tokens / window,
-  ``pos`` the relative position of the hunk in the context and
-  ``mid(pos) = (1 - |2 pos - 1|) * min(1, fill / middle_full_at)``.
-- Navigation comes only from what is visible: tracebacks, search hits, names in the task.
+  lines) is visible in the context, as numbered lines of a file excerpt (on either side of an
+  omission marker), and is noticed.
+- Attention follows the context's length, not the window: the chance to notice a visible hunk is
+  ``r0 * (1 - a * max(0, L - L0)) * (1 - m * mid(pos))`` with ``L`` = prompt tokens /
+  attention_scale, ``pos`` the relative position of the hunk in the context and
+  ``mid(pos) = (1 - |2 pos - 1|) * min(1, L / middle_full_at)``. One draw per (seed, hunk, message
+  showing it): the same view gives the same answer; a re-read is a new chance.
+- A visible summary is memory: what it says was read, run or edited counts as done.
+- Navigation comes only from what is visible: tracebacks, search hits, names and words of the task,
+  listings, import lines, clipped ranges to re-read.
 - A detour (a lower-ranked action) happens per turn with chance ``d * noise_share``; an edit is
   wrong with chance ``s``.
 - A request over the window is rejected (ContextLengthExceeded), like a real API.
@@ -27,6 +31,7 @@ import random
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from ctxbench.harness.config import SimParams
@@ -35,35 +40,66 @@ from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Usag
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
 from ctxbench.harness.rendering import Excerpt, parse_excerpts
 from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.models.simmemory import Memory, parse_memory, summarize_request
 
 __all__ = ["SimModel", "PromptCache", "attention", "is_summary_request"]
 
 _FRAME = re.compile(r"^(?P<path>[\w./-]+\.py):(?P<line>\d+)[:\s]", re.M)
 _HIT = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+): (?P<text>.*)$", re.M)
 _IDENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)(\()?")
+_WORD = re.compile(r"(?<![\w.\"'])([A-Za-z][a-z]+|[A-Z]{3,})(?![\w(\"'])")
 _BACKTICK = re.compile(r"`([^`\n]+)`")
 _PATHLIKE = re.compile(r"\b([\w-]+(?:/[\w.-]+)*\.py)\b")
+_IMPORT = re.compile(r"^\s*from\s+(?P<mod>\.*[\w.]*)\s+import\s+(?P<names>[\w\s,()]+)$", re.M)
 _COMMON = set("""print len str int float list dict set tuple bool None True False assert return import from
 self def class with open range sorted type object raise except try else elif while for and not
 this that when then with into have should would could expected actual error python pytest test tests
 instead value values result returns called calling function method example reproduce output""".split())
+_PLAIN = set("""about above after again against also always another any anything around because been before
+being below between both but cannot case cases come comes does doing done down during each even every
+fine first found from gets give gives given going good here however just keep keeps know last like
+looks make makes many more most much must need needs never new next note now number numbers only other
+others our out over same seems shown since some something still such sure take than their them there
+these they thing things think those through too under until used uses using very want wants was way
+were what where which while who whole why will without work works working wrong yet you your right
+left back bug bugs broken issue happens happen behaviour behavior correct correctly currently already
+line lines file files code data see says said show shows time times use user users set sets get
+different difference answer answers compare compared against anyone anything everything nothing another
+actually really simply simple clearly likely probably already instead should would could become became
+before behind believe better between beyond change changed changes check checked checks either enough
+entire except expect expects explain follow follows following happen happened happens having itself
+little matter mean means measure middle minute mostly myself nearly number others output outputs perhaps
+please pretty problem problems reason return returned reported second seems should simply someone
+sometimes somewhere status still stopped support supposed though thought through together toward turned
+unless unlike update updated usually version whatever whether within without wrong around always almost
+across during documented documentation expected example examples correct correctly
+currently properly people customer customers report reports looking look looks reproduce""".split())
 _SUMMARY_MARKER = "summar"
 _REFERENCE = re.compile(r"(?<![\w.])(_?[A-Z][A-Z0-9_]{2,}|_[a-z][a-z0-9_]{2,})\b")
+_MEMORY_ORDER = -10**6
+"""Events a summary remembers come before every verbatim message (order = turn + this)."""
 
 
-def attention(p: SimParams, fill: float, pos: float) -> float:
-    """Chance to notice a visible piece of evidence at relative position `pos` in a context this full.
+def attention(p: SimParams, length: float, pos: float) -> float:
+    """Chance to notice a visible piece of evidence at relative position `pos` in a context this long.
 
-    The middle penalty grows with the fill and is at full strength from `middle_full_at`: the
-    middle of a *long* context is what gets lost, not the middle of three messages.
+    `length` is the context's tokens / `attention_scale`, whatever the window. The middle penalty
+    grows with the length and is at full strength from `middle_full_at`: the middle of a *long*
+    context is what gets lost, not the middle of three messages.
     """
-    mid = (1.0 - abs(2.0 * pos - 1.0)) * min(1.0, fill / p.middle_full_at)
-    return max(0.0, p.r0 * (1.0 - p.fill_slope * max(0.0, fill - p.fill_onset)) * (1.0 - p.middle_penalty * mid))
+    mid = (1.0 - abs(2.0 * pos - 1.0)) * min(1.0, length / p.middle_full_at)
+    return max(0.0, p.r0 * (1.0 - p.length_slope * max(0.0, length - p.length_onset)) * (1.0 - p.middle_penalty * mid))
 
 
 def is_summary_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
     return not tools and bool(messages) and messages[0].get("role") == "system" \
         and _SUMMARY_MARKER in (messages[0].get("content") or "").lower()
+
+
+def _uniform(*parts: Any) -> float:
+    """A draw in [0, 1) fixed by `parts`: the same seed, evidence and message give the same draw."""
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
 class PromptCache:
@@ -112,6 +148,10 @@ class _View:
     spans: list[tuple[int, int]] = field(default_factory=list)
     """Per message: (first token offset, tokens)."""
     contents: list[str] = field(default_factory=list)
+    identities: list[str] = field(default_factory=list)
+    """Per message: what makes it one view (its tool-call id, or its content)."""
+    memory: Memory = field(default_factory=Memory)
+    tokens: int = 0
 
     def position(self, index: int, needle: str) -> float:
         """Relative position in the whole context of `needle` inside message `index`."""
@@ -120,7 +160,24 @@ class _View:
         at = content.find(needle)
         frac = (at / len(content)) if at >= 0 and content else 0.5
         return (start + size * frac) / self.tokens
-    tokens: int = 0
+
+    def shown(self, path: str, line: int) -> bool:
+        """Line `line` of `path` is visible as a numbered line."""
+        return any(e.path == path and e.start <= line <= e.end for _, e in self.excerpts)
+
+    def gaps(self) -> list[tuple[str, int, int, bool]]:
+        """Ranges a visible file read left out at an omission marker: (path, first, last, ranged read)."""
+        out = []
+        for cid, (name, args, _) in self.calls.items():
+            if name != "read_file" or cid not in self.results:
+                continue
+            index = self.results[cid][1]
+            parts = [e for i, e in self.excerpts if i == index]
+            ranged = "start_line" in args or "end_line" in args
+            for a, b in zip(parts, parts[1:]):
+                if a.path == b.path and b.start > a.end + 1:
+                    out.append((a.path, a.end + 1, b.start - 1, ranged))
+        return out
 
 
 def _identifiers(text: str, limit: int) -> list[tuple[str, bool]]:
@@ -138,6 +195,25 @@ def _identifiers(text: str, limit: int) -> list[tuple[str, bool]]:
             if name not in seen:
                 seen[name] = call or name[0].isupper()
     return list(seen.items())[:limit]
+
+
+def _keywords(text: str, limit: int) -> list[str]:
+    """Plain words of the task statement worth a search: upper-case names first, then long words."""
+    codeish = {n for n, _ in _identifiers(text, 100)}
+    prose = re.sub(r"^ {4}.*$", "", text, flags=re.M)  # code samples are searched by name, not by word
+    words = [m.group(1) for m in _WORD.finditer(prose)]
+    upper = [w for w in words if w.isupper() and w.lower() not in _PLAIN]
+    long = [w.lower() for w in words if not w.isupper() and len(w) >= 6 and w.lower() not in _PLAIN | _COMMON]
+    out = [w for w in dict.fromkeys(upper + long) if w not in codeish]
+    return out[:limit]
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)]
+    return word
 
 
 class SimModel:
@@ -179,8 +255,10 @@ class SimModel:
         v.tokens = sum(sizes) or 1
         acc = 0
         for i, (m, size) in enumerate(zip(messages, sizes)):
+            content = m.get("content") or ""
             v.spans.append((acc, size))
-            v.contents.append(m.get("content") or "")
+            v.contents.append(content)
+            v.identities.append(m.get("tool_call_id") or hashlib.sha256(content.encode()).hexdigest()[:16])
             acc += size
             for c in m.get("tool_calls") or ():
                 try:
@@ -189,54 +267,109 @@ class SimModel:
                     args = {}
                 v.calls[c["id"]] = (c["function"]["name"], args if isinstance(args, dict) else {}, i)
             if m.get("role") == "tool":
-                v.results[m.get("tool_call_id", "")] = (m.get("content") or "", i)
-            if m.get("role") in ("tool", "user") and "| " in (m.get("content") or ""):
-                v.excerpts.extend((i, e) for e in parse_excerpts(m["content"]))
+                v.results[m.get("tool_call_id", "")] = (content, i)
+            if m.get("role") in ("tool", "user") and "| " in content:
+                v.excerpts.extend((i, e) for e in parse_excerpts(content))
+            if m.get("role") == "user" and i >= 2:
+                v.memory.merge(parse_memory(content))
         return v
 
-    def _done_actions(self, v: _View) -> set[str]:
-        return {_action_key(name, args) for name, args, _ in v.calls.values()}
+    def _remembered(self, v: _View, path: str, line: int) -> bool:
+        """Line `line` of `path` was read, as far as the context tells (visible, masked or summarized)."""
+        if v.shown(path, line) or v.memory.read(path, line, line):
+            return True
+        for cid, (name, args, _) in v.calls.items():
+            if name == "read_file" and args.get("path") == path and not self._visible_result(v, cid):
+                if int(args.get("start_line") or 1) <= line <= int(args.get("end_line") or 10**9):
+                    return True
+        return False
+
+    @staticmethod
+    def _visible_result(v: _View, cid: str) -> bool:
+        """The call's result is in view as the tool gave it (not masked away, not missing)."""
+        content = v.results.get(cid, ("", 0))[0]
+        return bool(content) and not content.startswith("[output of ")
+
+    def _done(self, v: _View, name: str, args: dict[str, Any]) -> bool:
+        key = _action_key(name, args)
+        if any(_action_key(n, a) == key for n, a, _ in v.calls.values()):
+            return True
+        if name == "read_file":
+            start, end = int(args.get("start_line") or 1), int(args.get("end_line") or 10**9)
+            return v.memory.read(args.get("path", ""), start, end)
+        return any(c.matches(name, args) for c in v.memory.calls)
 
     def _applied(self, v: _View) -> set[str]:
         done = set()
         for cid, (name, args, _) in v.calls.items():
             content = v.results.get(cid, ("", 0))[0]
-            if name == "edit_file" and content.startswith("edited"):
+            if content.startswith("error:"):
+                continue
+            if name == "edit_file":
                 for h in self.hunks:
                     if args.get("path") == h.path and args.get("old_text") == h.old_text \
                             and args.get("new_text") == h.new_text:
                         done.add(h.id)
-            if name == "write_file" and content.startswith("wrote"):
+            if name == "write_file":
                 done.update(h.id for h in self.hunks if h.new_file and args.get("path") == h.path)
         for h in self.hunks:
             last_new = max((i for i, e in v.excerpts if e.path == h.path and _contains(e, h.new_lines)), default=-1)
             last_old = max((i for i, e in v.excerpts if e.path == h.path and _contains(e, h.old_lines)), default=-1)
             if last_new > last_old and h.old_lines != h.new_lines:
                 done.add(h.id)
+        for path, n in v.memory.edits.items():
+            for h in [h for h in self.hunks if h.path == path and h.id not in done][:n]:
+                done.add(h.id)
         return done
 
+    def _timeline(self, v: _View) -> tuple[int | None, list[tuple[int, bool, str]]]:
+        """The latest edit's order and every test run as (order, passed, output), oldest first.
+
+        Verbatim calls are ordered by message index; what a summary remembers comes before them.
+        """
+        edits = [i for cid, (n, _, i) in v.calls.items()
+                 if n in ("edit_file", "write_file") and not v.results.get(cid, ("", 0))[0].startswith("error:")]
+        if v.memory.edits:
+            edits.append(_MEMORY_ORDER + (v.memory.last_edit_turn or 0))
+        tests = [(_MEMORY_ORDER + turn, passed, v.memory.errors) for turn, passed in v.memory.test_runs()]
+        for cid, (n, _, i) in v.calls.items():
+            if n == "run_tests" and cid in v.results:
+                content = v.results[cid][0]
+                tests.append((i, "[exit code 0]" in content, content if self._visible_result(v, cid) else ""))
+        return (max(edits) if edits else None), sorted(tests, key=lambda t: t[0])
+
     def _noise_share(self, v: _View, messages: list[dict[str, Any]]) -> float:
-        dynamic = noise = 0
-        for m in messages[2:]:
-            n = self.counter.count_message(m)
-            dynamic += n
-            if m.get("role") == "tool" and not any(f in (m.get("content") or "") for f in self.fix_files):
-                noise += n
-        return noise / dynamic if dynamic else 0.0
+        """Share of the tokens after the task statement that are irrelevant to the fix.
+
+        A tool result or an assistant message is relevant as a whole when it names a file of the
+        fix; a user message (injected snippets, a summary) is judged excerpt by excerpt and line by line.
+        """
+        total = noise = 0.0
+        for i, m in enumerate(messages[2:], 2):
+            size = v.spans[i][1]
+            total += size
+            content = v.contents[i]
+            if m.get("role") == "user" and content:
+                blocks = re.split(r"\n(?=== )|\n(?!\s*\d+\|)", content)
+                irrelevant = sum(len(b) + 1 for b in blocks if not any(f in b for f in self.fix_files))
+                noise += size * min(1.0, irrelevant / (len(content) + 1))
+            else:
+                text = content + json.dumps(m.get("tool_calls") or "")
+                if not any(f in text for f in self.fix_files):
+                    noise += size
+        return noise / total if total else 0.0
 
     # -- deciding ------------------------------------------------------------------------------
     def _decide(self, messages: list[dict[str, Any]], prompt: int, rng: random.Random) -> tuple[str, str, dict]:
         v = self._view(messages)
-        fill = prompt / self.window
+        length = prompt / self.p.attention_scale
         applied = self._applied(v)
-        last_edit = max((i for n, a, i in v.calls.values() if n in ("edit_file", "write_file")), default=-1)
-        test_runs = sorted((i, cid) for cid, (n, a, i) in v.calls.items() if n == "run_tests" and cid in v.results)
-        last_test = v.results[test_runs[-1][1]] if test_runs else None
-        tested_after_edit = bool(test_runs) and test_runs[-1][0] > last_edit
+        last_edit, tests = self._timeline(v)
+        tested_after_edit = bool(tests) and last_edit is not None and tests[-1][0] > last_edit
 
+        if tested_after_edit and tests[-1][1]:
+            return "The tests pass now.", "finish", {"summary": "Fixed the reported bug."}
         if self.hunks and len(applied) == len(self.hunks):
-            if tested_after_edit and last_test and "[exit code 0]" in last_test[0]:
-                return "The tests pass now.", "finish", {"summary": "Fixed the reported bug."}
             if not tested_after_edit:
                 return "Let me check the fix with the tests.", "run_tests", {}
             return "The fix is in; remaining failures look unrelated.", "finish", {"summary": "Applied the fix."}
@@ -244,20 +377,23 @@ class SimModel:
         for h in self.hunks:
             if h.id in applied:
                 continue
-            seen = [i for i, e in v.excerpts if e.path == h.path and _contains(e, h.old_lines)]
             if h.new_file and len(applied) == len(self.hunks) - 1:
                 return f"{h.path} needs to exist.", "write_file", {"path": h.path, "content": h.new_text + "\n"}
-            if seen and rng.random() < attention(self.p, fill, v.position(seen[-1], h.old_lines[0])):
-                if rng.random() < self.p.slip_rate:
+            showing = sorted({i for i, e in v.excerpts if e.path == h.path and _contains(e, h.old_lines)}, reverse=True)
+            for i in showing:
+                view = v.identities[i]
+                if _uniform(self.seed, "notice", h.id, view) >= attention(self.p, length, v.position(i, h.old_lines[0])):
+                    continue
+                if _uniform(self.seed, "slip", h.id, view) < self.p.slip_rate:
                     wrong = h.old_text + "\n" + _slip_line(h)
                     return f"I think the problem is in {h.path}.", "edit_file", \
                         {"path": h.path, "old_text": h.old_text, "new_text": wrong}
                 return f"Found the cause in {h.path}; fixing it.", "edit_file", \
                     {"path": h.path, "old_text": h.old_text, "new_text": h.new_text}
 
-        candidates = self._explore(messages, v, last_test, last_edit, test_runs)
+        candidates = self._explore(messages, v, tests, last_edit)
         if not candidates:
-            if last_edit >= 0 and not tested_after_edit:
+            if last_edit is not None and not tested_after_edit:
                 return "Let me run the tests again.", "run_tests", {}
             return "I could not find the cause.", "finish", {"summary": "Gave up."}
         choice = candidates[0]
@@ -265,58 +401,79 @@ class SimModel:
             choice = rng.choice(candidates[1:])
         return choice
 
-    def _explore(self, messages: list[dict[str, Any]], v: _View, last_test: tuple[str, int] | None,
-                 last_edit: int, test_runs: list) -> list[tuple[str, str, dict]]:
-        done = self._done_actions(v)
+    def _explore(self, messages: list[dict[str, Any]], v: _View, tests: list[tuple[int, bool, str]],
+                 last_edit: int | None) -> list[tuple[str, str, dict]]:
         out: list[tuple[str, str, dict]] = []
+        taken: set[str] = set()
         w = self.p.read_window
 
         def add(text: str, name: str, args: dict) -> None:
             key = _action_key(name, args)
-            if key not in done:
-                done.add(key)
+            if key not in taken and not self._done(v, name, args):
+                taken.add(key)
                 out.append((text, name, args))
 
-        def covered(path: str, line: int) -> bool:
-            return any(e.path == path and e.start <= line <= e.end for _, e in v.excerpts)
+        def read_around(path: str, line: int, before: int, lo: int = 1, hi: int = 10**9) -> dict:
+            start = max(lo, line - before)
+            return {"path": path, "start_line": start, "end_line": min(hi, start + w - 1)}
 
-        def read_around(path: str, line: int, before: int) -> dict:
-            start = max(1, line - before)
-            return {"path": path, "start_line": start, "end_line": start + w - 1}
-
-        if not test_runs or (last_edit > test_runs[-1][0]):
+        interest: list[tuple[str, int]] = []
+        if not tests or (last_edit is not None and last_edit > tests[-1][0]):
             add("Let me run the tests.", "run_tests", {})
-        if last_test:
-            frames = [(m["path"], int(m["line"])) for m in _FRAME.finditer(last_test[0])]
-            frames = list(dict.fromkeys(frames))
-            src = [f for f in frames if not _is_test_path(f[0])]
-            for path, line in reversed(src):
-                if not covered(path, line):
+        latest = next((t[2] for t in reversed(tests) if t[2]), "")
+        if latest:
+            frames = list(dict.fromkeys((m["path"], int(m["line"])) for m in _FRAME.finditer(latest)))
+            for path, line in reversed([f for f in frames if not _is_test_path(f[0])]):
+                interest.append((path, line))
+                if not self._remembered(v, path, line):
                     add(f"The traceback points at {path}:{line}.", "read_file", read_around(path, line, w // 2))
-        task = messages[1].get("content", "") if len(messages) > 1 else ""
         hits = self._search_hits(v)
+        interest += [(p, n) for p, n, _ in hits if not _is_test_path(p)]
+        for path, first, last, ranged in v.gaps():
+            inside = [n for p, n in interest if p == path and first <= n <= last and not v.shown(p, n)]
+            for line in inside[:2]:
+                add(f"Line {line} of {path} was cut from the output; reading it.", "read_file",
+                    read_around(path, line, w // 2, first, last))
+            if ranged and not inside:
+                add(f"Part of {path} was cut from the output; reading it.", "read_file",
+                    {"path": path, "start_line": first, "end_line": min(last, first + w - 1)})
         for path, line, text in hits:
-            if re.match(r"(async\s+)?(def|class)\s", text) and not _is_test_path(path) and not covered(path, line + 3):
+            if re.match(r"(async\s+)?(def|class)\s", text) and not _is_test_path(path) \
+                    and not self._remembered(v, path, line + 3):
                 add(f"{path} defines it; reading.", "read_file", read_around(path, line, 5))
+        task = messages[1].get("content", "") if len(messages) > 1 else ""
         for name, codeish in _identifiers(task, self.p.max_searches):
-            q = (f"class {name}" if name[0].isupper() else f"def {name}(") if codeish else name
+            q = f'"{name}"' if name.isupper() else \
+                (f"class {name}" if name[0].isupper() else f"def {name}(") if codeish else name
             add(f"Searching for {q}.", "search", {"query": q})
-            if _action_key("search", {"query": q}) in done and self._zero_hits(v, q):
+            if self._zero_hits(v, q):
                 add(f"Searching for {name}.", "search", {"query": name})
         for path, line, text in hits:
-            if not _is_test_path(path) and not covered(path, line):
+            if not _is_test_path(path) and not self._remembered(v, path, line):
                 add(f"Looking at {path}:{line}.", "read_file", read_around(path, line, w // 2))
         for name, query in self._referenced_names(v):
             add(f"Where is {name} defined?", "search", {"query": query})
+        words = _keywords(task, max(1, self.p.max_searches // 2))
+        for path in self._imported_modules(v, task, words):
+            add(f"The code imports from {path}; reading it.", "read_file", {"path": path})
         for m in _PATHLIKE.finditer(task):
             add(f"Reading {m.group(1)}.", "read_file", {"path": m.group(1)})
-        if last_test:
-            tests = [(m["path"], int(m["line"])) for m in _FRAME.finditer(last_test[0]) if _is_test_path(m["path"])]
-            for path, line in dict.fromkeys(tests):
-                if not covered(path, line):
+        for word in words:
+            q = f'"{word}"' if word.isupper() else word
+            add(f"Searching for {q}.", "search", {"query": q})
+        for path in self._listed_files(v, task, words):
+            add(f"{path} looks related to the task; reading it.", "read_file", {"path": path})
+        if latest:
+            tests_at = [(m["path"], int(m["line"])) for m in _FRAME.finditer(latest) if _is_test_path(m["path"])]
+            for path, line in dict.fromkeys(tests_at):
+                if not self._remembered(v, path, line):
                     add(f"Reading the failing test {path}.", "read_file", read_around(path, line, w // 2))
-        if not any(n == "list_files" for n, _, _ in v.calls.values()):
+        if not any(n == "list_files" for n, _, _ in v.calls.values()) and \
+                not any(c.tool == "list_files" for c in v.memory.calls):
             add("Let me look at the repository layout.", "list_files", {})
+        for path, line in dict.fromkeys(interest):
+            if not v.shown(path, line):
+                add(f"Reading {path}:{line} again.", "read_file", read_around(path, line, w // 4))
         return out
 
     def _referenced_names(self, v: _View) -> list[tuple[str, str]]:
@@ -333,6 +490,47 @@ class SimModel:
                     out.append((name, query))
         return out[:4]
 
+    def _imported_modules(self, v: _View, task: str, words: list[str]) -> list[str]:
+        """Modules of the repository imported by the latest source excerpts whose names the task uses."""
+        wanted = {n.lower() for n, _ in _identifiers(task, 100)} | {_stem(w) for w in words}
+        out: list[str] = []
+        for _, e in sorted(v.excerpts, key=lambda ie: -ie[0])[:3]:
+            if _is_test_path(e.path):
+                continue
+            package = PurePosixPath(e.path).parent
+            for m in _IMPORT.finditer("\n".join(e.lines)):
+                mod = m["mod"]
+                dots = len(mod) - len(mod.lstrip("."))
+                if dots:
+                    base = package
+                    for _ in range(dots - 1):
+                        base = base.parent
+                    parts = [p for p in mod.lstrip(".").split(".") if p]
+                elif mod.split(".")[0] == e.path.split("/")[0]:
+                    base, parts = PurePosixPath(), mod.split(".")
+                else:
+                    continue
+                names = {n.strip().lower() for n in re.split(r"[,()\s]+", m["names"]) if n.strip()}
+                if not parts:
+                    continue
+                path = str(base.joinpath(*parts)) + ".py"
+                if (names & wanted or _stem(parts[-1]) in wanted) and path not in out:
+                    out.append(path)
+        return out[:2]
+
+    def _listed_files(self, v: _View, task: str, words: list[str]) -> list[str]:
+        """Source files in a visible listing whose names match a name or a word of the task."""
+        stems = {_stem(w) for w in words} | {_stem(n) for n, _ in _identifiers(task, 100)}
+        out = []
+        for cid, (name, _, _) in v.calls.items():
+            if name != "list_files" or not self._visible_result(v, cid):
+                continue
+            for path in v.results[cid][0].splitlines():
+                parts = re.split(r"[_/.-]", path.removesuffix(".py").lower())
+                if path.endswith(".py") and not _is_test_path(path) and stems & {_stem(p) for p in parts if p}:
+                    out.append(path)
+        return out[:2]
+
     def _search_hits(self, v: _View) -> list[tuple[str, int, str]]:
         hits = []
         for cid, (name, _, _) in sorted(v.calls.items(), key=lambda kv: kv[1][2]):
@@ -342,25 +540,15 @@ class SimModel:
 
     def _zero_hits(self, v: _View, query: str) -> bool:
         return any(n == "search" and a.get("query") == query and v.results.get(cid, ("",))[0].startswith("0 matches")
-                   for cid, (n, a, _) in v.calls.items())
+                   for cid, (n, a, _) in v.calls.items()) or \
+            any(c.tool == "search" and c.matches("search", {"query": query}) and c.outcome.startswith("0 matches")
+                for c in v.memory.calls)
 
     # -- summaries -----------------------------------------------------------------------------
     def _summarize(self, messages: list[dict[str, Any]]) -> str:
-        v = self._view(messages)
-        reads = sorted({f"{e.path} lines {e.start}-{e.end}" for _, e in v.excerpts})
-        edits = [f"{a.get('path')}: {v.results.get(cid, ('?',))[0]}" for cid, (n, a, _) in v.calls.items()
-                 if n in ("edit_file", "write_file")]
-        errors = []
-        for content, _ in v.results.values():
-            errors += [ln.strip() for ln in content.split("\n") if ln.startswith("E ")][-3:]
-        parts = ["Summary of earlier work."]
-        if reads:
-            parts.append("Read: " + "; ".join(reads[:20]))
-        if edits:
-            parts.append("Edits: " + "; ".join(edits[:10]))
-        if errors:
-            parts.append("Last errors: " + " | ".join(errors[-5:]))
-        return "\n".join(parts)
+        """A summary built only from the request: its previous summary folded with the turns shown."""
+        memory = summarize_request("\n".join(m.get("content") or "" for m in messages[1:]))
+        return "Summary of earlier work.\n" + memory.render()
 
 
 def _action_key(name: str, args: dict[str, Any]) -> str:

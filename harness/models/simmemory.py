@@ -1,0 +1,194 @@
+"""What the simulator remembers from a summary it is shown, and the summaries it writes itself.
+
+A summary (the `summarizer` strategy's digest, or a summary the simulator wrote in `model` mode)
+is memory, not evidence: the files it says were read count as read, the commands it lists as run,
+the files it says were modified as edits made, and its latest test outcome as the latest test
+run. It never shows code, so it never lets a hunk be written.
+
+Both summary formats are read by their section headings (`Files read`, `Files modified`,
+`Commands run`, `Unresolved errors`); either layout of an entry is accepted, one per line
+(`- path (lines 1-60, 80-90)`) or several on one line (`path (1-60); path (all)`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from ctxbench.harness.rendering import parse_excerpts
+
+__all__ = ["Memory", "RememberedCall", "parse_memory", "summarize_request"]
+
+WHOLE_FILE = 10**9
+"""End line of a read remembered without a range."""
+
+_SECTION = re.compile(r"^(?:- )?(Task goal|Files read|Files modified|Commands run|Unresolved errors|Last errors)"
+                      r"[^:\n]*:", re.M)
+_ENTRY = re.compile(r"([\w./-]+\.\w+) \(([^()]*)\)")
+_RANGE = re.compile(r"(\d+)-(\d+)")
+_MODIFIED = re.compile(r"([\w./-]+\.\w+) \((.*)")
+_EDITS = re.compile(r"(\d+) edits?\b")
+_TURN = re.compile(r"\bturn (\d+)")
+_COMMAND = re.compile(r"^- (?:turn (?P<turn>\d+): )?(?P<tool>\w+)\((?P<args>.*?)(?P<cut>…)?\) -> (?P<outcome>.*)$", re.M)
+_FOLDED_CALL = re.compile(r"^  call (?P<tool>\w+)\((?P<args>.*)\) -> \[(?P<kind>\w+)(?P<error> error)?\]$", re.M)
+_FOLDED_TURN = re.compile(r"^Turn (?P<turn>\d+) assistant:", re.M)
+_EXIT = re.compile(r"\[exit code (-?\d+)\]\s*$")
+MAX_COMMANDS = 10
+
+
+@dataclass(frozen=True)
+class RememberedCall:
+    """One call a summary lists: tool, its JSON arguments (possibly cut short), turn and outcome."""
+
+    tool: str
+    args: str
+    cut: bool
+    turn: int | None
+    outcome: str
+
+    def matches(self, tool: str, args: dict) -> bool:
+        text = json.dumps(args, sort_keys=True, default=str)
+        return tool == self.tool and (text.startswith(self.args) if self.cut else text == self.args)
+
+
+@dataclass
+class Memory:
+    """What a summary says was done."""
+
+    reads: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """path -> line ranges read."""
+    edits: dict[str, int] = field(default_factory=dict)
+    """path -> successful edits made to it."""
+    last_edit_turn: int | None = None
+    calls: list[RememberedCall] = field(default_factory=list)
+    """Calls other than file reads, oldest first."""
+    errors: str = ""
+    """The unresolved errors, as the summary words them (test failure lines keep file:line)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.reads or self.edits or self.calls or self.errors)
+
+    def read(self, path: str, start: int, end: int) -> bool:
+        """True when lines start..end of `path` are remembered as read."""
+        return any(a <= start and end <= b for a, b in self.reads.get(path, ()))
+
+    def test_runs(self) -> list[tuple[int, bool]]:
+        """(turn, passed) of every remembered test run (turn -1 when the summary gives none)."""
+        return [(c.turn if c.turn is not None else -1, c.outcome.strip().startswith("exit code 0"))
+                for c in self.calls if c.tool == "run_tests"]
+
+    def merge(self, other: Memory) -> None:
+        for path, ranges in other.reads.items():
+            self.reads.setdefault(path, []).extend(ranges)
+        for path, n in other.edits.items():
+            self.edits[path] = max(self.edits.get(path, 0), n)
+        if other.last_edit_turn is not None:
+            self.last_edit_turn = max(self.last_edit_turn or 0, other.last_edit_turn)
+        self.calls += other.calls
+        self.errors = (self.errors + "\n" + other.errors).strip()
+
+    def render(self) -> str:
+        """A summary in the digest's layout (what `parse_memory` reads back)."""
+        out = ["Files read:" + ("" if self.reads else " none")]
+        out += [f"- {p} (lines {', '.join(f'{a}-{b}' if b < WHOLE_FILE else 'all' for a, b in _merged(r))})"
+                for p, r in self.reads.items()]
+        out.append("Files modified:" + ("" if self.edits else " none"))
+        last = f"; last turn {self.last_edit_turn}" if self.last_edit_turn is not None else ""
+        out += [f"- {p} ({n} edit{'s' if n > 1 else ''}{last})" for p, n in self.edits.items()]
+        out.append("Commands run (oldest first):")
+        out += [f"- {'' if c.turn is None else f'turn {c.turn}: '}{c.tool}({c.args}{'…' if c.cut else ''}) -> {c.outcome}"
+                for c in self.calls[-MAX_COMMANDS:]] or ["- none"]
+        out.append("Unresolved errors:")
+        out += [f"- {ln}" for ln in self.errors.splitlines() if ln.strip()] or ["- none"]
+        return "\n".join(out)
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def parse_memory(text: str) -> Memory:
+    """The memory in a summary's text (empty when it has none of the sections)."""
+    mem = Memory()
+    heads = list(_SECTION.finditer(text))
+    for k, head in enumerate(heads):
+        body = text[head.end():heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+        name = head.group(1)
+        if name == "Files read":
+            for entry in _ENTRY.finditer(body):
+                spans = [(int(a), int(b)) for a, b in _RANGE.findall(entry.group(2))]
+                if "all" in entry.group(2):
+                    spans.append((1, WHOLE_FILE))
+                mem.reads.setdefault(entry.group(1), []).extend(spans)
+        elif name == "Files modified":
+            for line in re.split(r"\n|; (?=[\w./-]+\.\w+ \()", body):
+                entry = _MODIFIED.search(line)
+                if not entry:
+                    continue
+                n = _EDITS.search(entry.group(2))
+                mem.edits[entry.group(1)] = mem.edits.get(entry.group(1), 0) + (int(n.group(1)) if n else 1)
+                turns = [int(t) for t in _TURN.findall(line)]
+                if turns:
+                    mem.last_edit_turn = max([mem.last_edit_turn or 0, *turns])
+        elif name == "Commands run":
+            for c in _COMMAND.finditer(body):
+                if c["tool"] != "read_file":
+                    mem.calls.append(RememberedCall(c["tool"], c["args"], bool(c["cut"]),
+                                                    int(c["turn"]) if c["turn"] else None, c["outcome"]))
+        elif name in ("Unresolved errors", "Last errors"):
+            lines = [ln.strip().lstrip("- ").strip() for ln in body.strip().splitlines()]
+            mem.errors = "\n".join(ln for ln in lines if ln and ln != "none")
+    return mem
+
+
+def summarize_request(text: str) -> Memory:
+    """The memory of a summarizing request: its previous summary, folded with the turns it shows.
+
+    The request lists turns as `Turn N assistant: …` and each call as
+    `  call tool({args}) -> [kind]` followed by the (possibly cut) output.
+    """
+    previous, _, turns = text.partition("Turns to fold:")
+    mem = parse_memory(previous) if "Previous summary" in previous else Memory()
+    marks = sorted([(m.start(), "turn", m) for m in _FOLDED_TURN.finditer(turns)] +
+                   [(m.start(), "call", m) for m in _FOLDED_CALL.finditer(turns)], key=lambda x: x[0])
+    turn = None
+    for k, (at, what, m) in enumerate(marks):
+        if what == "turn":
+            turn = int(m["turn"])
+            continue
+        end = marks[k + 1][0] if k + 1 < len(marks) else len(turns)
+        body = turns[m.end():end].strip("\n")
+        try:
+            args = json.loads(m["args"] or "{}")
+        except ValueError:
+            args = {}
+        args = args if isinstance(args, dict) else {}
+        tool, failed = m["tool"], bool(m["error"])
+        if tool == "read_file" and not failed:
+            excerpts = parse_excerpts(body)
+            path = excerpts[0].path if excerpts else args.get("path")
+            if isinstance(path, str):
+                spans = [(e.start, e.end) for e in excerpts] or [(1, WHOLE_FILE)]
+                mem.reads.setdefault(path, []).extend(spans)
+            continue
+        if tool in ("edit_file", "write_file") and not failed and isinstance(args.get("path"), str):
+            mem.edits[args["path"]] = mem.edits.get(args["path"], 0) + 1
+            mem.last_edit_turn = turn
+        code = _EXIT.search(body)
+        if tool == "run_tests":
+            outcome = f"exit code {code.group(1)}" if code else (body.splitlines() or [""])[0][:200]
+            failures = [ln.strip() for ln in body.splitlines()
+                        if ln.startswith("E ") or re.match(r"^\S+\.py:\d+", ln)]
+            mem.errors = "" if code and code.group(1) == "0" else "\n".join(failures[-6:])
+        else:
+            outcome = ("ERROR " if failed else "") + (body.splitlines() or [""])[0][:200]
+        text_args = json.dumps(args, sort_keys=True, default=str)
+        mem.calls.append(RememberedCall(tool, text_args[:80], len(text_args) > 80, turn, outcome))
+    return mem
