@@ -438,7 +438,7 @@ class SimModel:
                 add(f"Part of {path} was cut from the output; reading it.", "read_file",
                     {"path": path, "start_line": first, "end_line": min(last, first + w - 1)})
         for path, line, text in hits:
-            if re.match(r"(async\s+)?(def|class)\s", text) and not _is_test_path(path) \
+            if re.match(r"(async\s+)?(def|class)\s|@\w[\w.]*\(", text) and not _is_test_path(path) \
                     and not self._remembered(v, path, line + 3):
                 add(f"{path} defines it; reading.", "read_file", read_around(path, line, 5))
         task = messages[1].get("content", "") if len(messages) > 1 else ""
@@ -459,8 +459,7 @@ class SimModel:
         for m in _PATHLIKE.finditer(task):
             add(f"Reading {m.group(1)}.", "read_file", {"path": m.group(1)})
         for word in words:
-            q = f'"{word}"' if word.isupper() else word
-            add(f"Searching for {q}.", "search", {"query": q})
+            add(f"Searching for {word}.", "search", {"query": word})
         for path in self._listed_files(v, task, words):
             add(f"{path} looks related to the task; reading it.", "read_file", {"path": path})
         if latest:
@@ -526,8 +525,9 @@ class SimModel:
             if name != "list_files" or not self._visible_result(v, cid):
                 continue
             for path in v.results[cid][0].splitlines():
-                parts = re.split(r"[_/.-]", path.removesuffix(".py").lower())
-                if path.endswith(".py") and not _is_test_path(path) and stems & {_stem(p) for p in parts if p}:
+                parts = [_stem(p) for p in re.split(r"[_.-]", PurePosixPath(path).stem.lower()) if len(p) >= 4]
+                if path.endswith(".py") and not _is_test_path(path) and \
+                        any(p.startswith(s) or s.startswith(p) for p in parts for s in stems if len(s) >= 4):
                     out.append(path)
         return out[:2]
 
