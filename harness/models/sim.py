@@ -145,6 +145,8 @@ class _View:
     results: dict[str, tuple[str, int]] = field(default_factory=dict)
     """tool-call id -> (content, message index)."""
     excerpts: list[tuple[int, Excerpt]] = field(default_factory=list)
+    fresh: list[tuple[int, Excerpt]] = field(default_factory=list)
+    """The excerpts no later edit of their file has made stale."""
     spans: list[tuple[int, int]] = field(default_factory=list)
     """Per message: (first token offset, tokens)."""
     contents: list[str] = field(default_factory=list)
@@ -163,7 +165,7 @@ class _View:
 
     def shown(self, path: str, line: int) -> bool:
         """Line `line` of `path` is visible as a numbered line."""
-        return any(e.path == path and e.start <= line <= e.end for _, e in self.excerpts)
+        return any(e.path == path and e.start <= line <= e.end for _, e in self.fresh)
 
     def gaps(self) -> list[tuple[str, int, int, bool]]:
         """Ranges a visible file read left out at an omission marker: (path, first, last, ranged read)."""
@@ -272,6 +274,11 @@ class SimModel:
                 v.excerpts.extend((i, e) for e in parse_excerpts(content))
             if m.get("role") == "user" and i >= 2:
                 v.memory.merge(parse_memory(content))
+        edits = [(i, str(args.get("path")), str(args.get("old_text", args.get("content", ""))).split("\n"))
+                 for cid, (name, args, i) in v.calls.items()
+                 if name in ("edit_file", "write_file") and not v.results.get(cid, ("", 0))[0].startswith("error:")]
+        v.fresh = [(i, part) for i, e in v.excerpts
+                   for part in _without_edited(e, [old for k, path, old in edits if path == e.path and k > i])]
         return v
 
     def _remembered(self, v: _View, path: str, line: int) -> bool:
@@ -379,7 +386,7 @@ class SimModel:
                 continue
             if h.new_file and len(applied) == len(self.hunks) - 1:
                 return f"{h.path} needs to exist.", "write_file", {"path": h.path, "content": h.new_text + "\n"}
-            showing = sorted({i for i, e in v.excerpts if e.path == h.path and _contains(e, h.old_lines)}, reverse=True)
+            showing = sorted({i for i, e in v.fresh if e.path == h.path and _contains(e, h.old_lines)}, reverse=True)
             for i in showing:
                 view = v.identities[i]
                 if _uniform(self.seed, "notice", h.id, view) >= attention(self.p, length, v.position(i, h.old_lines[0])):
@@ -565,6 +572,29 @@ def _contains(e: Excerpt, lines: tuple[str, ...]) -> bool:
         if body[i] == first and body[i:i + n] == lines:
             return True
     return False
+
+
+def _without_edited(e: Excerpt, olds: list[list[str]]) -> list[Excerpt]:
+    """`e` split around the lines that a later edit replaced (they no longer show the file)."""
+    if not olds:
+        return [e]
+    stale = set()
+    for old in olds:
+        n = len(old)
+        for k in range(len(e.lines) - n + 1):
+            if list(e.lines[k:k + n]) == old:
+                stale.update(range(k, k + n))
+    parts, run = [], []
+    for k, line in enumerate(e.lines):
+        if k in stale:
+            if run:
+                parts.append(Excerpt(e.path, e.start + k - len(run), tuple(run), e.total))
+            run = []
+        else:
+            run.append(line)
+    if run:
+        parts.append(Excerpt(e.path, e.start + len(e.lines) - len(run), tuple(run), e.total))
+    return parts
 
 
 def _is_test_path(path: str) -> bool:

@@ -154,3 +154,21 @@ def test_a_file_named_in_a_listing_is_opened(probe):
     calls = drive(probe, sp.context(probe, []), 30, listing)
     assert ("read_file", {"path": "exprcalc/rounding.py"}) in calls, calls
     assert ("read_file", {"path": "exprcalc/lexer.py"}) not in calls
+
+
+def test_a_wrong_edit_is_not_repeated_from_the_view_it_made_stale(probe):
+    h = probe.hunk
+    wrong = h.old_text + "\n    pass  # adjusted"
+    messages = sp.context(probe, [probe.fix_excerpt()]) + [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "e1", "type": "function", "function": {
+            "name": "edit_file", "arguments": json.dumps({"path": h.path, "old_text": h.old_text, "new_text": wrong})}}]},
+        {"role": "tool", "tool_call_id": "e1", "content": f"edited {h.path}: replaced 1 lines with 2 lines"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "type": "function", "function": {
+            "name": "run_tests", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "t1", "content": f"{h.path}:{h.old_start + 3}: AssertionError\n1 failed\n[exit code 1]"},
+    ]
+    for seed in range(SEEDS):
+        name, args = next_call(probe, messages, seed)
+        assert name != "edit_file"
+    name, args = next_call(probe, messages, 0, detour_rate=0)
+    assert name == "read_file" and args["path"] == h.path and args["start_line"] <= h.old_start + 3 <= args["end_line"]
