@@ -210,6 +210,12 @@ def _keywords(text: str, limit: int) -> list[str]:
     return out[:limit]
 
 
+def _task_stems(task: str, words: list[str]) -> set[str]:
+    """Stems of the task's names (and of their snake_case parts) and of its plain words."""
+    names = [n.lower() for n, _ in _identifiers(task, 100)]
+    return {_stem(p) for n in names for p in [n, *n.split("_")] if len(p) >= 4} | {_stem(w) for w in words}
+
+
 def _stem(word: str) -> str:
     word = word.lower()
     for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s"):
@@ -458,9 +464,12 @@ class SimModel:
         for path, line, text in hits:
             if not _is_test_path(path) and not self._remembered(v, path, line):
                 add(f"Looking at {path}:{line}.", "read_file", read_around(path, line, w // 2))
+        words = _keywords(task, max(1, self.p.max_searches // 2))
+        for path, first, last in self._read_on(v, task, words):
+            add(f"{path} goes on past line {first - 1}; reading on.", "read_file",
+                {"path": path, "start_line": first, "end_line": last})
         for name, query in self._referenced_names(v):
             add(f"Where is {name} defined?", "search", {"query": query})
-        words = _keywords(task, max(1, self.p.max_searches // 2))
         for path in self._imported_modules(v, task, words):
             add(f"The code imports from {path}; reading it.", "read_file", {"path": path})
         for m in _PATHLIKE.finditer(task):
@@ -498,7 +507,7 @@ class SimModel:
 
     def _imported_modules(self, v: _View, task: str, words: list[str]) -> list[str]:
         """Modules of the repository imported by the latest source excerpts whose names the task uses."""
-        wanted = {n.lower() for n, _ in _identifiers(task, 100)} | {_stem(w) for w in words}
+        wanted = _task_stems(task, words)
         out: list[str] = []
         for _, e in sorted(v.excerpts, key=lambda ie: -ie[0])[:3]:
             if _is_test_path(e.path):
@@ -516,7 +525,7 @@ class SimModel:
                     base, parts = PurePosixPath(), mod.split(".")
                 else:
                     continue
-                names = {n.strip().lower() for n in re.split(r"[,()\s]+", m["names"]) if n.strip()}
+                names = {_stem(w) for n in re.split(r"[,()\s]+", m["names"]) for w in n.lower().split("_") if w}
                 if not parts:
                     continue
                 path = str(base.joinpath(*parts)) + ".py"
@@ -524,9 +533,22 @@ class SimModel:
                     out.append(path)
         return out[:2]
 
+    def _read_on(self, v: _View, task: str, words: list[str]) -> list[tuple[str, int, int]]:
+        """The next lines of the latest source excerpts that mention the task and stop before the file ends."""
+        stems = _task_stems(task, words)
+        out = []
+        for _, e in sorted(v.fresh, key=lambda ie: -ie[0])[:3]:
+            if _is_test_path(e.path) or e.end >= e.total or v.shown(e.path, e.end + 1):
+                continue
+            text = " ".join(e.lines).lower()
+            package = e.path.split("/")[0].lower()
+            if any(s in text for s in stems if len(s) >= 4 and s not in package):
+                out.append((e.path, e.end + 1, min(e.total, e.end + self.p.read_window)))
+        return out
+
     def _listed_files(self, v: _View, task: str, words: list[str]) -> list[str]:
         """Source files in a visible listing whose names match a name or a word of the task."""
-        stems = {_stem(w) for w in words} | {_stem(n) for n, _ in _identifiers(task, 100)}
+        stems = _task_stems(task, words)
         out = []
         for cid, (name, _, _) in v.calls.items():
             if name != "list_files" or not self._visible_result(v, cid):
