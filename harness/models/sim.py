@@ -73,7 +73,8 @@ please pretty problem problems reason return returned reported second seems shou
 sometimes somewhere status still stopped support supposed though thought through together toward turned
 unless unlike update updated usually version whatever whether within without wrong around always almost
 across during documented documentation expected example examples correct correctly
-currently properly people customer customers report reports looking look looks reproduce""".split())
+currently properly people customer customers report reports looking look looks reproduce
+traceback recent crash crashes crashed string strings""".split())
 _SUMMARY_MARKER = "summar"
 _REFERENCE = re.compile(r"(?<![\w.])(_?[A-Z][A-Z0-9_]{2,}|_[a-z][a-z0-9_]{2,})\b")
 _MEMORY_ORDER = -10**6
@@ -202,18 +203,22 @@ def _identifiers(text: str, limit: int) -> list[tuple[str, bool]]:
 def _keywords(text: str, limit: int) -> list[str]:
     """Plain words of the task statement worth a search: upper-case names first, then long words."""
     codeish = {n for n, _ in _identifiers(text, 100)}
+    errors = " ".join(re.findall(r"\b\w+(?:Error|Exception): (.*)", text)).replace('"', " ")
     prose = re.sub(r"^ {4}.*$", "", text, flags=re.M)  # code samples are searched by name, not by word
-    words = [m.group(1) for m in _WORD.finditer(prose)]
+    words = [m.group(1) for m in _WORD.finditer(errors)] + [m.group(1) for m in _WORD.finditer(prose)]
     upper = [w for w in words if w.isupper() and w.lower() not in _PLAIN]
     long = [w.lower() for w in words if not w.isupper() and len(w) >= 6 and w.lower() not in _PLAIN | _COMMON]
-    out = [w for w in dict.fromkeys(upper + long) if w not in codeish]
+    first = [w.lower() for w in _WORD.findall(errors) if len(w) >= 5 and w.lower() not in _PLAIN | _COMMON]
+    programs = {w.lower() for w in re.findall(r"(?:\$ |\bfrom |\bimport )(\w+)", text)}
+    out = [w for w in dict.fromkeys(first + upper + long) if w not in codeish and w.lower() not in programs]
     return out[:limit]
 
 
 def _task_stems(task: str, words: list[str]) -> set[str]:
     """Stems of the task's names (and of their snake_case parts) and of its plain words."""
     names = [n.lower() for n, _ in _identifiers(task, 100)]
-    return {_stem(p) for n in names for p in [n, *n.split("_")] if len(p) >= 4} | {_stem(w) for w in words}
+    return {_stem(p) for n in names for p in [n, *n.split("_")] if len(p) >= 4} | \
+        {_stem(w) for w in [*words, *_keywords(task, 100)]}
 
 
 def _stem(word: str) -> str:
@@ -335,10 +340,11 @@ class SimModel:
                 done.add(h.id)
         return done
 
-    def _timeline(self, v: _View) -> tuple[int | None, list[tuple[int, bool, str]]]:
+    def _timeline(self, v: _View) -> tuple[int | None, list[tuple[int, bool | None, str]]]:
         """The latest edit's order and every test run as (order, passed, output), oldest first.
 
         Verbatim calls are ordered by message index; what a summary remembers comes before them.
+        `passed` is None for a run whose output is masked.
         """
         edits = [i for cid, (n, _, i) in v.calls.items()
                  if n in ("edit_file", "write_file") and not v.results.get(cid, ("", 0))[0].startswith("error:")]
@@ -348,7 +354,8 @@ class SimModel:
         for cid, (n, _, i) in v.calls.items():
             if n == "run_tests" and cid in v.results:
                 content = v.results[cid][0]
-                tests.append((i, "[exit code 0]" in content, content if self._visible_result(v, cid) else ""))
+                shown = self._visible_result(v, cid)
+                tests.append((i, ("[exit code 0]" in content) if shown else None, content if shown else ""))
         return (max(edits) if edits else None), sorted(tests, key=lambda t: t[0])
 
     def _noise_share(self, v: _View, messages: list[dict[str, Any]]) -> float:
@@ -380,7 +387,8 @@ class SimModel:
         last_edit, tests = self._timeline(v)
         tested_after_edit = bool(tests) and last_edit is not None and tests[-1][0] > last_edit
 
-        if tested_after_edit and tests[-1][1]:
+        tests_discriminate = any(passed is False for _, passed, _ in tests)
+        if tested_after_edit and tests[-1][1] and (tests_discriminate or len(applied) == len(self.hunks)):
             return "The tests pass now.", "finish", {"summary": "Fixed the reported bug."}
         if self.hunks and len(applied) == len(self.hunks):
             if not tested_after_edit:
@@ -414,7 +422,7 @@ class SimModel:
             choice = rng.choice(candidates[1:])
         return choice
 
-    def _explore(self, messages: list[dict[str, Any]], v: _View, tests: list[tuple[int, bool, str]],
+    def _explore(self, messages: list[dict[str, Any]], v: _View, tests: list[tuple[int, bool | None, str]],
                  last_edit: int | None) -> list[tuple[str, str, dict]]:
         out: list[tuple[str, str, dict]] = []
         taken: set[str] = set()
