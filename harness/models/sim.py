@@ -209,6 +209,8 @@ def _keywords(text: str, limit: int) -> list[str]:
     upper = [w for w in words if w.isupper() and w.lower() not in _PLAIN]
     long = [w.lower() for w in words if not w.isupper() and len(w) >= 6 and w.lower() not in _PLAIN | _COMMON]
     first = [w.lower() for w in _WORD.findall(errors) if len(w) >= 5 and w.lower() not in _PLAIN | _COMMON]
+    code = " ".join(_BACKTICK.findall(text) + re.findall(r"^ {4}.*$", text, flags=re.M))
+    first += [w.lower() for w in re.findall(r"(?<![\w-])([A-Za-z]{3,}(?:-[A-Za-z]{3,})+)(?![\w-])", code)]
     programs = {w.lower() for w in re.findall(r"(?:\$ |\bfrom |\bimport )(\w+)", text)}
     out = [w for w in dict.fromkeys(first + upper + long) if w not in codeish and w.lower() not in programs]
     return out[:limit]
@@ -545,8 +547,8 @@ class SimModel:
         """The next lines of the latest source excerpts that mention the task and stop before the file ends."""
         stems = _task_stems(task, words)
         out = []
-        for _, e in sorted(v.fresh, key=lambda ie: -ie[0])[:3]:
-            if _is_test_path(e.path) or e.end >= e.total or v.shown(e.path, e.end + 1):
+        for _, e in sorted(v.fresh, key=lambda ie: -ie[0]):
+            if _is_test_path(e.path) or e.end >= e.total or v.shown(e.path, e.end + 1) or len(out) == 2:
                 continue
             text = " ".join(e.lines).lower()
             package = e.path.split("/")[0].lower()
