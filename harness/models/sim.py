@@ -8,7 +8,7 @@ It is a stand-in for a model, not a model. Rules (docs/simulator.md):
   lines) is visible in the context, as numbered lines of a file excerpt (on either side of an
   omission marker), and is noticed.
 - Attention follows the context's length, not the window: the chance to notice a visible hunk is
-  ``r0 * (1 - a * max(0, L - L0)) * (1 - m * mid(pos))`` with ``L`` = prompt tokens /
+  ``r0 * max(floor, 1 - a * max(0, L - L0)) * (1 - m * mid(pos))`` with ``L`` = prompt tokens /
   attention_scale, ``pos`` the relative position of the hunk in the context and
   ``mid(pos) = (1 - |2 pos - 1|) * min(1, L / middle_full_at)``. One draw per (seed, hunk, message
   showing it): the same view gives the same answer; a re-read is a new chance.
@@ -89,7 +89,8 @@ def attention(p: SimParams, length: float, pos: float) -> float:
     context is what gets lost, not the middle of three messages.
     """
     mid = (1.0 - abs(2.0 * pos - 1.0)) * min(1.0, length / p.middle_full_at)
-    return max(0.0, p.r0 * (1.0 - p.length_slope * max(0.0, length - p.length_onset)) * (1.0 - p.middle_penalty * mid))
+    by_length = max(p.length_floor, 1.0 - p.length_slope * max(0.0, length - p.length_onset))
+    return p.r0 * by_length * (1.0 - p.middle_penalty * mid)
 
 
 def is_summary_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
@@ -465,6 +466,8 @@ class SimModel:
                     and not self._remembered(v, path, line + 3):
                 add(f"{path} defines it; reading.", "read_file", read_around(path, line, 5))
         task = messages[1].get("content", "") if len(messages) > 1 else ""
+        for name, query in self._referenced_names(v, excerpts=1)[:2]:
+            add(f"The code just read uses {name}; where is it defined?", "search", {"query": query})
         for name, codeish in _identifiers(task, self.p.max_searches):
             q = f'"{name}"' if name.isupper() else \
                 (f"class {name}" if name[0].isupper() else f"def {name}(") if codeish else name
@@ -501,11 +504,14 @@ class SimModel:
                 add(f"Reading {path}:{line} again.", "read_file", read_around(path, line, w // 4))
         return out
 
-    def _referenced_names(self, v: _View) -> list[tuple[str, str]]:
-        """Module-level names used in the latest source excerpts but not defined in view."""
+    def _referenced_names(self, v: _View, excerpts: int = 3) -> list[tuple[str, str]]:
+        """Module-level names used in the latest `excerpts` source excerpts but not defined in view."""
         out: list[tuple[str, str]] = []
         shown = "\n".join("\n".join(e.lines) for _, e in v.excerpts)
-        for _, e in sorted(v.excerpts, key=lambda ie: -ie[0])[:3]:
+        latest = max((i for i, _ in v.excerpts), default=-1)
+        chosen = [ie for ie in v.excerpts if ie[0] == latest] if excerpts == 1 else \
+            sorted(v.excerpts, key=lambda ie: -ie[0])[:excerpts]
+        for _, e in chosen:
             if _is_test_path(e.path):
                 continue
             for m in _REFERENCE.finditer("\n".join(e.lines)):
