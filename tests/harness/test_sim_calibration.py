@@ -32,9 +32,9 @@ def test_a_smaller_window_lowers_baseline_completion(experiment_file, tmp_path):
 
 
 def test_noise_driven_detours_cost_turns(experiment_file, tmp_path):
-    ids = ["textkit-whitespace-unicode-spaces", "inventory-scrap-not-outbound"]
-    calm = run(experiment_file, tmp_path, "calm", "context-pressure", ids, 3,
-               ["model.context_window=128000", "model.sim.detour_rate=0"])
-    noisy = run(experiment_file, tmp_path, "noisy", "context-pressure", ids, 3,
-                ["model.context_window=128000", "model.sim.detour_rate=1"])
+    """Masking keeps the contexts short, so the runs are not all at the turn limit either way."""
+    ids = ["exprcalc-round-half-away-from-zero", "textkit-jaro-winkler-prefix"]
+    masked = ["strategies=[{name: observation_masking}]", "model.context_window=32000"]
+    calm = run(experiment_file, tmp_path, "calm", "context-pressure", ids, 3, masked + ["model.sim.detour_rate=0"])
+    noisy = run(experiment_file, tmp_path, "noisy", "context-pressure", ids, 3, masked + ["model.sim.detour_rate=1"])
     assert statistics.mean(r.turns for r in noisy) > statistics.mean(r.turns for r in calm)
