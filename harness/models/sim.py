@@ -212,7 +212,10 @@ def _keywords(text: str, limit: int) -> list[str]:
     first = [w.lower() for w in _WORD.findall(errors) if len(w) >= 5 and w.lower() not in _PLAIN | _COMMON]
     code = " ".join(_BACKTICK.findall(text) + re.findall(r"^ {4}.*$", text, flags=re.M))
     first += [w.lower() for w in re.findall(r"(?<![\w-])([A-Za-z]{3,}(?:-[A-Za-z]{3,})+)(?![\w-])", code)]
-    programs = {w.lower() for w in re.findall(r"(?:\$ |\bfrom |\bimport )(\w+)", text)}
+    first += re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]{2,})", code)
+    first += [w for span in _BACKTICK.findall(text) for w in re.findall(r"(?<![\w.\\-])([a-z]{4,})(?![\w(.-])", span)
+              if w not in _PLAIN | _COMMON]
+    programs = {w.lower() for w in re.findall(r"(?:\$ |\bfrom |\bimport |-m |^ {4,})(\w+)(?= )", text, flags=re.M)}
     out = [w for w in dict.fromkeys(first + upper + long) if w not in codeish and w.lower() not in programs]
     return out[:limit]
 
@@ -551,7 +554,7 @@ class SimModel:
 
     def _read_on(self, v: _View, task: str, words: list[str]) -> list[tuple[str, int, int]]:
         """The next lines of the latest source excerpts that mention the task and stop before the file ends."""
-        stems = _task_stems(task, words)
+        stems = {n.lower() for n, _ in _identifiers(task, 100)} | {_stem(w) for w in _keywords(task, 100)}
         out = []
         for _, e in sorted(v.fresh, key=lambda ie: -ie[0]):
             if _is_test_path(e.path) or e.end >= e.total or v.shown(e.path, e.end + 1) or len(out) == 2:
