@@ -465,7 +465,8 @@ class SimModel:
                 add(f"Part of {path} was cut from the output; reading it.", "read_file",
                     {"path": path, "start_line": first, "end_line": min(last, first + w - 1)})
         for path, line, text in hits:
-            if re.match(r"(async\s+)?(def|class)\s|@\w[\w.]*\(", text) and not _is_test_path(path) \
+            if re.match(r"(async\s+)?(def|class)\s|@\w[\w.]*\(|_?[A-Z][A-Z0-9_]*\s*(:[^=]*)?=[^=]", text) \
+                    and not _is_test_path(path) \
                     and not self._remembered(v, path, line + 3):
                 add(f"{path} defines it; reading.", "read_file", read_around(path, line, 5))
         task = messages[1].get("content", "") if len(messages) > 1 else ""
