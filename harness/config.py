@@ -35,7 +35,7 @@ class SimParams(_Strict):
     attention_scale: int = Field(16000, ge=256, description="Context length in tokens that counts as 1.0 on the attention scale (length = prompt tokens / attention_scale), whatever the window.")
     length_onset: float = Field(0.25, ge=0, description="Relative length where attention starts to degrade (L0).")
     length_slope: float = Field(1.1, ge=0, description="How fast attention falls past length_onset (a).")
-    length_floor: float = Field(0.25, ge=0, le=1, description="Least share of r0 that length leaves (however long the context).")
+    length_floor: float = Field(0.5, ge=0, le=1, description="Least share of r0 that length leaves (however long the context).")
     middle_penalty: float = Field(0.6, ge=0, le=1, description="Loss of attention in the middle of the context (m).")
     middle_full_at: float = Field(0.5, gt=0, description="Relative length at which the middle penalty reaches full strength.")
     detour_rate: float = Field(0.5, ge=0, le=1, description="Chance per turn of a detour, times the share of noise (d).")
