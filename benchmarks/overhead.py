@@ -81,7 +81,7 @@ def main() -> None:
         run_one(ctx, spec, model_factory=lambda t, c, s: OneCallThenFinish())  # warm caches
         own = []
         for _ in range(args.trivial):
-            r = run_one(ctx, spec, model_factory=lambda t, c, s: OneCallThenFinish())
+            r = run_one(ctx, spec, model_factory=lambda t, c, s: OneCallThenFinish()).result
             own.append(r.wall_s - r.test_s)
         own.sort()
         per_run_ms = 1000 * sum(own) / len(own)

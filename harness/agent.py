@@ -1,22 +1,66 @@
-"""The agent loop: history -> strategy -> model -> tools -> observations, until finish or a limit."""
+"""The agent loop: history -> strategy -> model -> tools -> observations, until a stop.
+
+Every way a run ends is an `AgentStopped` raised inside a step and caught once in `Agent.run`.
+Each finished turn is appended to the run's transcript before the next one starts.
+"""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from ctxbench.harness.config import Limits
-from ctxbench.harness.context import Budget, ContextOverflow
-from ctxbench.harness.failures import StopReason
-from ctxbench.harness.history import History, Observation, ToolCall, Turn
-from ctxbench.harness.models.base import ContextLengthExceeded, MalformedOutput, TransientModelError
+from ctxbench.harness.context import Budget, Context, ContextOverflow
+from ctxbench.harness.models.base import Completion, ContextLengthExceeded, MalformedOutput, TransientModelError
+from ctxbench.harness.protocols import Model, Strategy
+from ctxbench.harness.records import (History, Observation, StopReason, ToolCall, TranscriptEnd,
+                                      TranscriptObservation, TranscriptTurn, Turn, Usage)
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
+from ctxbench.harness.transcript import TranscriptWriter
 
-__all__ = ["AgentOutcome", "run_agent"]
+__all__ = ["AgentOutcome", "Agent", "run_agent", "AgentStopped", "Finished", "TurnLimit", "TokenBudgetSpent",
+           "TimedOut", "Looping", "InvalidActions", "ContextOverflowed", "ModelFailed"]
 
 _LOSS_ACTIONS = {"trimmed", "masked", "evicted", "summarized"}
+
+
+class AgentStopped(Exception):
+    """Ends the loop; `reason` becomes the run's stop reason, the message its detail."""
+
+    reason: StopReason = "harness_error"
+
+
+class Finished(AgentStopped):
+    reason = "finished"
+
+
+class TurnLimit(AgentStopped):
+    reason = "max_turns"
+
+
+class TokenBudgetSpent(AgentStopped):
+    reason = "token_budget"
+
+
+class TimedOut(AgentStopped):
+    reason = "timeout"
+
+
+class Looping(AgentStopped):
+    reason = "loop"
+
+
+class InvalidActions(AgentStopped):
+    reason = "invalid_action"
+
+
+class ContextOverflowed(AgentStopped):
+    reason = "context_overflow"
+
+
+class ModelFailed(AgentStopped):
+    reason = "model_error"
 
 
 @dataclass
@@ -38,7 +82,6 @@ class AgentOutcome:
     invalid_actions: int = 0
     context_loss_events: int = 0
     tool_calls: Counter = field(default_factory=Counter)
-    ledgers: list[dict[str, Any]] = field(default_factory=list)
     detail: str = ""
 
     @property
@@ -46,84 +89,127 @@ class AgentOutcome:
         return self.prompt_tokens + self.completion_tokens + self.strategy_tokens
 
 
-def run_agent(history: History, strategy: Any, model: Any, toolbox: Toolbox, budget: Budget,
-              limits: Limits, deadline: float) -> AgentOutcome:
-    """Run one agent to completion. Fatal model errors propagate; everything else ends the run."""
-    out = AgentOutcome("max_turns", history)
-    invalid_streak = 0
-    last_action, action_streak = None, 0
-    for index in range(limits.max_turns):
-        if time.monotonic() > deadline:
-            out.stop = "timeout"
-            return out
+class Agent:
+    """One run's loop. Fatal model errors and harness bugs propagate; every other stop is recorded."""
+
+    def __init__(self, strategy: Strategy, model: Model, toolbox: Toolbox, budget: Budget, limits: Limits,
+                 deadline: float, transcript: TranscriptWriter | None = None) -> None:
+        self.strategy, self.model, self.toolbox = strategy, model, toolbox
+        self.budget, self.limits, self.deadline, self.transcript = budget, limits, deadline, transcript
+        self.invalid_streak = 0
+        self.last_action: tuple | None = None
+        self.action_streak = 0
+
+    def run(self, history: History) -> AgentOutcome:
+        out = AgentOutcome("max_turns", history)
         try:
-            context = strategy.build(out.history, budget)
-        except ContextOverflow as exc:
-            out.stop, out.detail = "context_overflow", str(exc)
-            return out
+            for index in range(self.limits.max_turns):
+                self.step(out, index)
+            raise TurnLimit()
+        except AgentStopped as stop:
+            out.stop, out.detail = stop.reason, str(stop)
+        except Exception as exc:
+            self._end("harness_error", f"{type(exc).__name__}: {exc}", out.turns)
+            raise
+        self._end(out.stop, out.detail, out.turns)
+        return out
+
+    def step(self, out: AgentOutcome, index: int) -> None:
+        if time.monotonic() > self.deadline:
+            raise TimedOut()
+        context, context_tokens = self.build(out)
+        completion, malformed = self.query(out, context)
+        out.turns = index + 1
+        turn, invalid, finished = self.execute(out, index, completion, malformed)
+        out.history = out.history.append(turn)
+        self.record(index, context, context_tokens, turn, completion, malformed)
+        self.check(out, turn, invalid, finished)
+
+    def build(self, out: AgentOutcome) -> tuple[Context, int]:
+        """The strategy's context; model errors of a strategy that calls the model end the run as any other."""
+        try:
+            context = self.strategy.build(out.history, self.budget)
+        except (ContextOverflow, ContextLengthExceeded) as exc:
+            raise ContextOverflowed(str(exc)) from exc
+        except TransientModelError as exc:
+            raise ModelFailed(str(exc)) from exc
         ledger = context.ledger
         out.strategy_tokens += ledger.strategy_tokens
         out.strategy_completion_tokens += ledger.strategy_completion_tokens
         out.context_loss_events += sum(a.kind in _LOSS_ACTIONS for a in ledger.actions)
-        context_tokens = budget.counter.count_messages(context.messages) + budget.counter.count_tools(TOOL_SCHEMAS)
-        out.peak_context_tokens = max(out.peak_context_tokens, context_tokens)
-        record = {"turn": index, "context_tokens": context_tokens,
-                  "fill": round(context_tokens / budget.context_window, 4), **ledger.as_dict()}
-        out.ledgers.append(record)
+        tokens = self.budget.counter.count_messages(context.messages) + self.budget.counter.count_tools(TOOL_SCHEMAS)
+        out.peak_context_tokens = max(out.peak_context_tokens, tokens)
+        return context, tokens
+
+    def query(self, out: AgentOutcome, context: Context) -> tuple[Completion | None, str]:
+        """The model's reply, or None and why it could not be parsed."""
         t0 = time.monotonic()
         try:
-            completion = model.complete(context.messages, TOOL_SCHEMAS)
+            return self.model.complete(context.messages, TOOL_SCHEMAS), ""
         except ContextLengthExceeded as exc:
-            out.stop, out.detail = "context_overflow", str(exc)
-            return out
+            raise ContextOverflowed(str(exc)) from exc
         except TransientModelError as exc:
-            out.stop, out.detail = "model_error", str(exc)
-            return out
+            raise ModelFailed(str(exc)) from exc
         except MalformedOutput as exc:
-            completion = None
-            malformed = str(exc)
+            return None, str(exc)
         finally:
             out.model_s += time.monotonic() - t0
-        out.turns = index + 1
+
+    def execute(self, out: AgentOutcome, index: int, completion: Completion | None,
+                malformed: str) -> tuple[Turn, int, bool]:
+        """Run the tool calls: the turn, how many actions were invalid, and whether the agent finished."""
         if completion is None:
             call = ToolCall(f"invalid_{index}", "invalid_output", "{}")
             obs = Observation(call.id, call.name, (), f"error: your reply could not be parsed: {malformed}",
                               True, "error", index)
-            turn = Turn(index, "", (call,), (obs,))
-            invalid = 1
-            finished = False
-        else:
-            out.prompt_tokens += completion.usage.prompt_tokens
-            out.completion_tokens += completion.usage.completion_tokens
-            out.cached_tokens += completion.usage.cached_tokens
-            t1 = time.monotonic()
-            results = [toolbox.execute(c, index) for c in completion.tool_calls]
-            out.tool_s += time.monotonic() - t1
-            out.test_s += sum(r.test_seconds for r in results)
-            turn = Turn(index, completion.text, completion.tool_calls, tuple(r.observation for r in results))
-            invalid = sum(r.invalid for r in results) + (0 if completion.tool_calls else 1)
-            finished = any(r.finished for r in results)
-            for c in completion.tool_calls:
-                out.tool_calls[c.name] += 1
-        record["tool_calls"] = [{"name": c.name, "arguments": c.arguments[:300]} for c in turn.tool_calls]
-        record["observations"] = [{"kind": o.kind, "is_error": o.is_error,
-                                   "tokens": budget.counter.count(o.content)} for o in turn.observations]
-        out.history = out.history.append(turn)
+            return Turn(index, "", (call,), (obs,)), 1, False
+        out.prompt_tokens += completion.usage.prompt_tokens
+        out.completion_tokens += completion.usage.completion_tokens
+        out.cached_tokens += completion.usage.cached_tokens
+        t1 = time.monotonic()
+        results = [self.toolbox.execute(c, index) for c in completion.tool_calls]
+        out.tool_s += time.monotonic() - t1
+        out.test_s += sum(r.test_seconds for r in results)
+        out.tool_calls.update(c.name for c in completion.tool_calls)
+        turn = Turn(index, completion.text, completion.tool_calls, tuple(r.observation for r in results))
+        invalid = sum(r.invalid for r in results) + (0 if completion.tool_calls else 1)
+        return turn, invalid, any(r.finished for r in results)
+
+    def check(self, out: AgentOutcome, turn: Turn, invalid: int, finished: bool) -> None:
         out.invalid_actions += invalid
-        invalid_streak = invalid_streak + 1 if invalid else 0
+        self.invalid_streak = self.invalid_streak + 1 if invalid else 0
         if finished:
-            out.stop = "finished"
-            return out
-        if invalid_streak >= limits.max_invalid_actions:
-            out.stop = "invalid_action"
-            return out
+            raise Finished()
+        if self.invalid_streak >= self.limits.max_invalid_actions:
+            raise InvalidActions()
         action = tuple((c.name, c.arguments) for c in turn.tool_calls)
-        action_streak = action_streak + 1 if action == last_action else 1
-        last_action = action
-        if action_streak >= limits.loop_threshold:
-            out.stop = "loop"
-            return out
-        if out.total_tokens >= limits.max_tokens_per_run:
-            out.stop = "token_budget"
-            return out
-    return out
+        self.action_streak = self.action_streak + 1 if action == self.last_action else 1
+        self.last_action = action
+        if self.action_streak >= self.limits.loop_threshold:
+            raise Looping()
+        if out.total_tokens >= self.limits.max_tokens_per_run:
+            raise TokenBudgetSpent()
+
+    def record(self, index: int, context: Context, context_tokens: int, turn: Turn, completion: Completion | None,
+               malformed: str) -> None:
+        if self.transcript is None:
+            return
+        count = self.budget.counter.count
+        observations = [TranscriptObservation(call_id=o.call_id, tool=o.tool, kind=o.kind, is_error=o.is_error,
+                                              content=o.content, size=len(o.content), tokens=count(o.content),
+                                              path=o.path, line_range=o.line_range) for o in turn.observations]
+        self.transcript.turn(TranscriptTurn(
+            turn=index, messages=self.transcript.message_hashes(context.messages), context_tokens=context_tokens,
+            fill=round(context_tokens / self.budget.context_window, 4), ledger=context.ledger, reply=turn.text,
+            tool_calls=list(turn.tool_calls), observations=observations,
+            usage=completion.usage if completion is not None else Usage(), malformed=malformed or None))
+
+    def _end(self, stop: StopReason, detail: str, turns: int) -> None:
+        if self.transcript is not None:
+            self.transcript.end(TranscriptEnd(stop=stop, detail=detail, turns=turns))
+
+
+def run_agent(history: History, strategy: Strategy, model: Model, toolbox: Toolbox, budget: Budget,
+              limits: Limits, deadline: float, transcript: TranscriptWriter | None = None) -> AgentOutcome:
+    """Run one agent to completion. Fatal model errors propagate; everything else ends the run."""
+    return Agent(strategy, model, toolbox, budget, limits, deadline, transcript).run(history)

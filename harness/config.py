@@ -7,7 +7,7 @@ import json
 import os
 import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -245,29 +245,6 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
     return where, plain_problem(error)
 
 
-def _strategy_problems(strategies: Any) -> list[tuple[str, str]]:
-    """Unknown strategies and bad parameters, for every arm whose shape is right."""
-    from ctxbench.strategies import StrategyError, get_strategy_class, param_problems
-
-    if not isinstance(strategies, list):
-        return []
-    problems = []
-    for i, spec in enumerate(strategies):
-        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-            continue
-        try:
-            get_strategy_class(spec["name"])
-        except StrategyError as exc:
-            problems.append((f"strategies.{i}.name", str(exc)))
-            continue
-        params = spec.get("params") or {}
-        if isinstance(params, dict):
-            for problem in param_problems(spec["name"], params):
-                key, _, msg = problem.partition(": ")
-                problems.append((f"strategies.{i}.{key}", msg))
-    return problems
-
-
 def select_strategies(strategies: Any, names: list[str]) -> list[Any]:
     """Only the arms named in `names` (each arm's label, or its name when it has none), in file order.
 
@@ -301,15 +278,22 @@ def resolve_experiment_path(spec: str | Path) -> Path:
     raise InputError(f"{spec}: no such experiment file (built-in experiments: {', '.join(names)})")
 
 
+ArmCheck = Callable[[Any], list[tuple[str, str]]]
+"""Checks the `strategies` list against the strategy registry: `(key.path, problem)` pairs."""
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None,
-                strategies: list[str] | None = None) -> ExperimentConfig:
-    """Read, override and validate an experiment file; strategy names and params are checked too.
+                strategies: list[str] | None = None, check_arms: ArmCheck | None = None) -> ExperimentConfig:
+    """Read, override and validate an experiment file. The registry sits above the config, so strategy
+    names and params are checked by `check_arms` when given (ctxbench.harness.runner.load_experiment
+    passes ctxbench.strategies.arm_problems), with the file's other problems.
 
     Args:
         path: The experiment file, or the name of a built-in experiment.
         overrides: `KEY.PATH=VALUE` items, applied in order before validation.
         strategies: Keep only these arms (by label, or name), as `--strategies` does; applied before
             `overrides`, so `strategies.N` in an override counts the arms kept.
+        check_arms: Checks the arms against the strategy registry.
 
     Raises:
         InputError: every problem of the file at once, one `file: key.path: problem` line each.
@@ -334,7 +318,8 @@ def load_config(path: str | Path, overrides: list[str] | None = None,
         arms = data.get("strategies")
         arms = [a for a in arms if isinstance(a, dict)] if isinstance(arms, list) else []
         problems += _cross_problems(arms, data.get("system_prompt"), data.get("system_prompt_file"))
-    problems += _strategy_problems(data.get("strategies"))
+    if check_arms is not None:
+        problems += check_arms(data.get("strategies"))
     if problems or set_problems:
         set_keys = [item.split("=", 1)[0].strip() for item in overrides or []]
         raise InputError(*set_problems,

@@ -1,11 +1,11 @@
-"""Errors that stop a command with a clear message and exit code 2."""
+"""Errors that stop a command: bad input (exit 2) and an experiment that cannot go on (exit 3)."""
 
 from __future__ import annotations
 
 import difflib
 from typing import Any, Iterable
 
-__all__ = ["InputError", "EndpointUnavailable", "did_you_mean", "plain_problem"]
+__all__ = ["InputError", "EndpointUnavailable", "ExperimentAborted", "did_you_mean", "plain_problem"]
 
 
 class InputError(Exception):
@@ -61,3 +61,8 @@ def plain_problem(error: dict[str, Any]) -> str:
         got = repr(error["input"])
         msg = f"{msg} (got {got if len(got) <= 60 else got[:57] + '...'})"
     return msg
+
+
+class ExperimentAborted(RuntimeError):
+    """The experiment cannot go on: a fatal provider error (authentication, unknown model, bad
+    request), or a worker process died."""

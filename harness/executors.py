@@ -16,9 +16,15 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, Iterator
 
+from ctxbench.harness.errors import ExperimentAborted, InputError
 from ctxbench.harness.models.base import FatalModelError
-from ctxbench.harness.results import RunResult
+from ctxbench.harness.records import RunResult
 from ctxbench.harness.sandbox import die_with_parent
+from ctxbench.harness.single_run import FinishedRun, RunContext, RunSpec
+from ctxbench.harness.workspace import sweep_stale
+
+RunFunction = Callable[[RunContext, RunSpec], FinishedRun]
+"""What executes one run where the executor puts it (ctxbench.harness.single_run.run_one)."""
 
 __all__ = ["execute", "Progress", "ProgressCounts", "progress_line", "shorten_middle"]
 
@@ -117,23 +123,26 @@ def _fmt(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
 
 
-def execute(ctx: Any, specs: list, progress: Any = None, already_done: int = 0,
-            total: int | None = None) -> Iterator[RunResult]:
-    from ctxbench.harness.runner import ExperimentAborted
+def execute(ctx: RunContext, specs: list[RunSpec], run: RunFunction, progress: Any = None, already_done: int = 0,
+            total: int | None = None) -> Iterator[FinishedRun]:
+    """Run `specs` with `run`, yielding each finished run as it completes.
 
+    Raises:
+        ExperimentAborted: a fatal provider error, or a process running the runs died.
+    """
     if progress is None:
         progress = Progress(total or len(specs), already_done)
     if ctx.config.executor == "ray":
-        source = _ray(ctx, specs)
+        source = _ray(ctx, specs, run)
     elif ctx.config.resolved_workers == 1 or len(specs) <= 1:
-        source = _serial(ctx, specs)
+        source = (run(ctx, spec) for spec in specs)
     else:
-        source = _pool(ctx, specs, ctx.config.resolved_workers)
+        source = _pool(ctx, specs, run, ctx.config.resolved_workers)
     try:
-        for result in source:
+        for finished in source:
             if progress:
-                progress.update(result)
-            yield result
+                progress.update(finished.result)
+            yield finished
     except FatalModelError as exc:
         raise ExperimentAborted(str(exc)) from exc
     except ExecutorFailed as exc:
@@ -145,31 +154,24 @@ class ExecutorFailed(RuntimeError):
     Ray cluster cannot be joined."""
 
 
-def _serial(ctx: Any, specs: list) -> Iterator[RunResult]:
-    from ctxbench.harness.runner import run_one
-
-    for spec in specs:
-        yield run_one(ctx, spec)
+_CTX: RunContext | None = None
+_RUN: RunFunction | None = None
 
 
-_CTX = None
-
-
-def _init_worker(ctx: Any, runner_pid: int) -> None:
-    global _CTX
-    _CTX = ctx
+def _init_worker(ctx: RunContext, run: RunFunction, runner_pid: int) -> None:
+    global _CTX, _RUN
+    _CTX, _RUN = ctx, run
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     die_with_parent(runner_pid)  # a worker never outlives the runner, even one killed by SIGKILL
 
 
-def _worker(spec: Any) -> RunResult:
-    from ctxbench.harness.runner import run_one
+def _worker(spec: RunSpec) -> FinishedRun:
+    assert _CTX is not None and _RUN is not None, "worker not initialised"
+    return _RUN(_CTX, spec)
 
-    return run_one(_CTX, spec)
 
-
-def _windowed(specs: list, window: int, submit: Callable[[Any], Any],
-              next_done: Callable[[list], tuple[RunResult, list]], cancel: Callable[[list], None]) -> Iterator[RunResult]:
+def _windowed(specs: list[RunSpec], window: int, submit: Callable[[RunSpec], Any],
+              next_done: Callable[[list], tuple[FinishedRun, list]], cancel: Callable[[list], None]) -> Iterator[FinishedRun]:
     """Keep at most `window` runs submitted, so a 10,000-run experiment holds few handles at once.
 
     `submit(spec)` returns a handle; `next_done(pending)` waits for one and returns its result and the
@@ -189,12 +191,12 @@ def _windowed(specs: list, window: int, submit: Callable[[Any], Any],
         raise
 
 
-def _pool(ctx: Any, specs: list, workers: int) -> Iterator[RunResult]:
+def _pool(ctx: RunContext, specs: list[RunSpec], run: RunFunction, workers: int) -> Iterator[FinishedRun]:
     """Forked worker processes: they inherit the context and the prebuilt templates."""
     mp = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
-                             initargs=(ctx, os.getpid())) as pool:
-        def next_done(pending: list[Future]) -> tuple[RunResult, list[Future]]:
+                             initargs=(ctx, run, os.getpid())) as pool:
+        def next_done(pending: list[Future]) -> tuple[FinishedRun, list[Future]]:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             first = next(f for f in pending if f in finished)
             try:
@@ -218,8 +220,6 @@ def check_ray(address: str | None) -> None:
     Raises:
         InputError: with what to do about it.
     """
-    from ctxbench.harness.errors import InputError
-
     try:
         import ray  # noqa: F401
     except ImportError:
@@ -235,13 +235,10 @@ def check_ray(address: str | None) -> None:
         raise InputError(f"ray_address: nothing answers at {address} ({exc})") from None
 
 
-def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
+def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[FinishedRun]:
     """Each run a Ray task, on the cluster at `ray_address` or on a local Ray runtime started here
     with `workers` CPUs (and stopped at the end)."""
     import ray
-
-    from ctxbench.harness.runner import run_one
-    from ctxbench.harness.workspace import sweep_stale
 
     workers = ctx.config.resolved_workers
     started = not ray.is_initialized()
@@ -255,10 +252,10 @@ def _ray(ctx: Any, specs: list) -> Iterator[RunResult]:
                                  "authentication also needs RAY_AUTH_MODE=token and its token here)") from exc
     try:
         slots = max(workers, int(ray.cluster_resources().get("CPU", workers)))
-        remote_run = ray.remote(num_cpus=1)(run_one)
+        remote_run = ray.remote(num_cpus=1)(run)
         ctx_ref = ray.put(ctx)
 
-        def next_done(pending: list) -> tuple[RunResult, list]:
+        def next_done(pending: list) -> tuple[FinishedRun, list]:
             ready, rest = ray.wait(pending, num_returns=1)
             try:
                 return ray.get(ready[0]), rest

@@ -2,28 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from ctxbench.harness.records import FAILURE_REASONS, FailureReason, StopReason
 
 __all__ = ["FailureReason", "StopReason", "FAILURE_REASONS", "classify_failure"]
-
-FailureReason = Literal[
-    "tests_failed",      # edited, but the target tests still fail
-    "regression",        # target tests pass, a PASS_TO_PASS test broke
-    "no_edit",           # the agent finished with an empty patch
-    "max_turns",         # turn limit reached
-    "token_budget",      # max_tokens_per_run reached
-    "timeout",           # run_timeout_s reached
-    "context_overflow",  # request over the window, or pinned content alone does not fit
-    "loop",              # the same action repeated loop_threshold times in a row
-    "invalid_action",    # max_invalid_actions malformed tool calls in a row
-    "model_error",       # provider failures after retries
-    "harness_error",     # a bug in ctxbench: traceback kept, the experiment goes on
-    "taskset_error",     # the tests cannot be collected at the base commit either: the taskset's fault
-]
-FAILURE_REASONS: tuple[str, ...] = get_args(FailureReason)
-
-StopReason = Literal["finished", "max_turns", "token_budget", "timeout", "context_overflow", "loop",
-                     "invalid_action", "model_error", "harness_error"]
 
 
 def classify_failure(stop: StopReason, patch: str, resolved: bool, fail_to_pass_ok: bool,

@@ -1,10 +1,11 @@
-"""The complete, immutable record of a run, and its rendering to chat messages."""
+"""How a run's history (see ctxbench.harness.records) renders to chat messages."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
+
+from ctxbench.harness.records import History, Observation, ObservationKind, ToolCall, Turn
 
 __all__ = [
     "ObservationKind",
@@ -16,81 +17,6 @@ __all__ = [
     "tool_message",
     "turn_messages",
 ]
-
-ObservationKind = Literal["file_read", "search", "test_run", "listing", "edit", "error", "finish"]
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call emitted by the model."""
-
-    id: str
-    """Call id, unique within the run."""
-    name: str
-    """Tool name as emitted (may be unknown)."""
-    arguments: str
-    """Raw JSON arguments as emitted (may be malformed)."""
-
-
-@dataclass(frozen=True)
-class Observation:
-    """The result of one tool call."""
-
-    call_id: str
-    """Id of the tool call this answers."""
-    tool: str
-    """Tool name."""
-    arguments: tuple[tuple[str, Any], ...]
-    """Parsed arguments, as sorted pairs (empty when they did not parse)."""
-    content: str
-    """What the tool returned, as the model sees it."""
-    is_error: bool
-    """True when the call failed (bad path, bad arguments, failing edit...)."""
-    kind: ObservationKind
-    """What sort of content this is."""
-    turn: int
-    """Index of the turn that produced it."""
-    path: str | None = None
-    """Workspace-relative path, where one applies."""
-    line_range: tuple[int, int] | None = None
-    """Inclusive 1-based line range shown, for file reads."""
-
-    @property
-    def args(self) -> dict[str, Any]:
-        return dict(self.arguments)
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One assistant message plus one observation per tool call."""
-
-    index: int
-    """0-based turn number."""
-    text: str
-    """Assistant text."""
-    tool_calls: tuple[ToolCall, ...]
-    """Tool calls in the order emitted."""
-    observations: tuple[Observation, ...]
-    """One observation per tool call, same order."""
-
-
-@dataclass(frozen=True)
-class History:
-    """System prompt, task statement, then turns. Never mutated: `append` returns a new one."""
-
-    system_prompt: str
-    task_statement: str
-    turns: tuple[Turn, ...] = field(default=())
-
-    def append(self, turn: Turn) -> History:
-        return replace(self, turns=self.turns + (turn,))
-
-    def system_message(self) -> dict[str, Any]:
-        return {"role": "system", "content": self.system_prompt}
-
-    def task_message(self) -> dict[str, Any]:
-        return {"role": "user", "content": self.task_statement}
-
 
 def assistant_message(turn: Turn) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "assistant", "content": turn.text}

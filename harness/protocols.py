@@ -1,4 +1,4 @@
-"""The interfaces between ctxbench's parts."""
+"""The interfaces the agent loop is typed by: what a strategy and a model must provide."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from ctxbench.harness.context import Budget, Context
-from ctxbench.harness.history import History
+from ctxbench.harness.models.base import Completion
+from ctxbench.harness.records import History
 
 __all__ = ["Strategy", "Model"]
 
@@ -22,7 +23,8 @@ class Strategy(Protocol):
     def build(self, history: History, budget: Budget) -> Context: ...
 
 
+@runtime_checkable
 class Model(Protocol):
-    """A chat model with tool calling."""
+    """A chat model with tool calling; raises the typed errors of ctxbench.harness.models.base."""
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any: ...
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion: ...

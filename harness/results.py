@@ -1,4 +1,4 @@
-"""Run results: one JSON object per line in runs.jsonl, appended and flushed as each run ends."""
+"""runs.jsonl: one RunResult (see ctxbench.harness.records) per line, appended and flushed as each run ends."""
 
 from __future__ import annotations
 
@@ -6,51 +6,12 @@ import json
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import ValidationError
 
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.failures import FailureReason
+from ctxbench.harness.records import RESULT_VERSION, RunResult
 
 __all__ = ["RunResult", "RESULT_VERSION", "ResultsWriter", "read_results", "repair_jsonl"]
-
-RESULT_VERSION = 1
-
-
-class RunResult(BaseModel):
-    """One run of one strategy on one task at one repeat."""
-
-    model_config = ConfigDict(extra="forbid")
-    version: int = RESULT_VERSION
-    experiment_id: str = Field(description="Hash of the experiment's name, resolved config and taskset.")
-    run_id: str = Field(description="strategy/task/repeat, unique in the experiment.")
-    strategy: str = Field(description="Strategy label.")
-    task_id: str
-    repeat: int
-    seed: int = Field(description="Depends on (task, repeat) only: every strategy meets the same seeds.")
-    resolved: bool
-    failure_reason: FailureReason | None
-    turns: int
-    prompt_tokens: int
-    completion_tokens: int
-    strategy_tokens: int = Field(description="Tokens the strategy itself spent on model calls.")
-    total_tokens: int
-    cached_tokens: int = 0
-    cost_usd: float | None = Field(None, description="Dollars at the experiment's prices (manifest `pricing`); None when unknown.")
-    peak_context_tokens: int
-    wall_s: float
-    model_s: float = 0.0
-    tool_s: float = 0.0
-    test_s: float = Field(0.0, description="Seconds spent in test subprocesses (agent runs and evaluation).")
-    tool_calls: dict[str, int] = Field(default_factory=dict)
-    invalid_actions: int = 0
-    context_loss_events: int = Field(0, description="Strategy actions that dropped or cut content.")
-    tests: dict[str, str] = Field(default_factory=dict, description="Outcome per FAIL_TO_PASS/PASS_TO_PASS id.")
-    patch: str = ""
-    error: str | None = Field(None, description="Traceback when the harness failed; the provider's error for "
-                                                 "`model_error`; the test output for `taskset_error`.")
-    workspace: str | None = Field(None, description="The run's workspace folder when keep_workspaces kept it.")
-    _transcript: bytes | None = PrivateAttr(None)
-    """The gzipped per-turn ledger on its way from the worker to the writer; never in runs.jsonl."""
 
 
 class ResultsWriter:

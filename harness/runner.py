@@ -2,45 +2,39 @@
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-import json
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxbench.harness.agent import run_agent
-from ctxbench.harness.config import ExperimentConfig, config_hash
-from ctxbench.harness.context import Budget, ContextOverflow
-from ctxbench.harness.errors import InputError
-from ctxbench.harness.failures import classify_failure
+from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, resolve_experiment_path
+from ctxbench.harness.context import ContextOverflow
+from ctxbench.harness.errors import ExperimentAborted, InputError
+from ctxbench.harness.executors import check_ray, execute
 from ctxbench.harness.folderlock import FolderLock
-from ctxbench.harness.history import History
-from ctxbench.harness.models import make_model
-from ctxbench.harness.models.base import FatalModelError
+from ctxbench.harness.models.openai_provider import preflight as check_endpoint
+from ctxbench.harness.pricing import resolve_prices
+from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, StrategyEntry, Taskset, TasksetInfo
 from ctxbench.harness.repo_view import StaticRepo
-from ctxbench.harness.results import ResultsWriter, RunResult, read_results, repair_jsonl
-from ctxbench.harness.sandbox import Sandbox, choose_sandbox, fallback_warning, process_limit_mechanism, sweep_cgroups
-from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
-from ctxbench.harness.tasks import Taskset, load_taskset, resolve_taskset_path
+from ctxbench.harness.results import ResultsWriter, read_results, repair_jsonl
+from ctxbench.harness.sandbox import choose_sandbox, fallback_warning, process_limit_mechanism, sweep_cgroups
+from ctxbench.harness.single_run import (FinishedRun, RunContext, RunSpec, counter_for, make_budget, run_one,
+                                         run_seed, transcript_path)
+from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
 from ctxbench.harness.testenv import command_problem, resolve_interpreter
-from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter, TokenizerError
-from ctxbench.harness.validate import base_collection_failure
-from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
+from ctxbench.harness.tokens import TokenizerError
+from ctxbench.harness.tools import TOOL_SCHEMAS
 from ctxbench.harness.version import __version__
-from ctxbench.harness.workspace import Workspace, prepare_template, remove_templates, sweep_stale
-from ctxbench.strategies import StrategyServices, create_strategy
+from ctxbench.harness.workspace import prepare_template, remove_templates, sweep_stale
+from ctxbench.strategies import StrategyServices, arm_problems, create_strategy, validate_params
 
-__all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "ExperimentAborted",
-           "FIXED_KEYS", "check_output_dir", "MODEL_ERRORS_IN_A_ROW"]
+__all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "load_experiment",
+           "ExperimentAborted", "FIXED_KEYS", "check_output_dir", "MODEL_ERRORS_IN_A_ROW", "counter_for",
+           "make_budget", "run_seed"]
 
 MODEL_ERRORS_IN_A_ROW = 3
 """Runs ending in `model_error` one after another that stop the experiment (the circuit breaker):
@@ -49,172 +43,9 @@ an endpoint that fails this often is down, and every further run would be lost t
 FIXED_KEYS = ("model", "taskset", "system_prompt", "tools", "harness_version", "limits")
 
 
-class ExperimentAborted(RuntimeError):
-    """The experiment cannot go on: a fatal provider error (authentication, unknown model, bad
-    request), or a worker process died."""
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    strategy: str
-    """Strategy label (results key)."""
-    strategy_name: str
-    params: dict[str, Any]
-    task_id: str
-    repeat: int
-    seed: int
-
-    @property
-    def run_id(self) -> str:
-        return f"{self.strategy}/{self.task_id}/{self.repeat}"
-
-
-@dataclass(frozen=True)
-class RunContext:
-    """Everything a worker needs to execute runs (picklable)."""
-
-    config: ExperimentConfig
-    taskset: Taskset
-    system_prompt: str
-    interpreters: dict[str, str]
-    """Task id -> the Python its tests run with (its own environment's, or the taskset's)."""
-    sandbox: Sandbox
-    output_dir: Path
-    experiment_id: str
-    fixed: dict[str, str]
-    """Hashes of the fixed variables (see fixed_variables)."""
-    prices: Prices | None = None
-    """What a run's tokens cost (None: unknown, cost_usd left empty)."""
-
-
-def run_seed(experiment_seed: int, task_id: str, repeat: int) -> int:
-    """Depends on (task, repeat) only, so every strategy meets the same seeds."""
-    return int(hashlib.sha256(f"{experiment_seed}:{task_id}:{repeat}".encode()).hexdigest()[:8], 16)
-
-
 def plan_runs(config: ExperimentConfig, taskset: Taskset) -> list[RunSpec]:
     return [RunSpec(s.key, s.name, s.params, t.id, r, run_seed(config.seed, t.id, r))
             for s in config.strategies for t in taskset.tasks for r in range(config.repeats)]
-
-
-_COUNTERS: dict[str, TokenCounter] = {}
-
-
-def counter_for(name: str) -> TokenCounter:
-    """One token counter (and cache) per tokenizer per process."""
-    if name not in _COUNTERS:
-        _COUNTERS[name] = TokenCounter(name)
-    return _COUNTERS[name]
-
-
-def make_budget(config: ExperimentConfig, system_prompt: str) -> Budget:
-    counter = counter_for(config.model.tokenizer)
-    fixed = (counter.count_message({"role": "system", "content": system_prompt})
-             + counter.count_tools(TOOL_SCHEMAS) + REPLY_PRIMING)
-    return Budget(config.model.context_window, config.model.max_output_tokens, fixed, counter)
-
-
-def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> RunResult:
-    """One agent run, recorded whatever happens; only a fatal provider error propagates.
-
-    Args:
-        model_factory: `(task, counter, seed) -> model`; default builds the configured provider.
-    """
-    start = time.monotonic()
-    task = next(t for t in ctx.taskset.tasks if t.id == spec.task_id)
-    base = dict(experiment_id=ctx.experiment_id, run_id=spec.run_id, strategy=spec.strategy,
-                task_id=task.id, repeat=spec.repeat, seed=spec.seed)
-    ws = None
-    try:
-        config = ctx.config
-        budget = make_budget(config, ctx.system_prompt)
-        ws = Workspace.create(task, ctx.interpreters[task.id], sandbox=ctx.sandbox, output_cap=config.limits.tool_output_bytes,
-                              keep=config.keep_workspaces)
-        model = (model_factory or (lambda t, c, s: make_model(config.model, t, c, s)))(task, budget.counter, spec.seed)
-        strategy = create_strategy(spec.strategy_name, spec.params, StrategyServices(model=model, repo=_RepoFiles(ws.root)))
-        toolbox = Toolbox(ws, config.limits.test_timeout_s, config.limits.tool_output_bytes)
-        history = History(ctx.system_prompt, task.problem_statement)
-        outcome = run_agent(history, strategy, model, toolbox, budget, config.limits,
-                            start + config.limits.run_timeout_s)
-        patch = ws.diff()
-        evaluation = ws.evaluate(config.limits.test_timeout_s)
-        fault = None
-        if not evaluation.resolved and evaluation.not_collected:
-            fault = base_collection_failure(task, ctx.interpreters[task.id], config.limits.test_timeout_s,
-                                            ctx.sandbox)
-        reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok,
-                                  taskset_fault=fault is not None)
-        result = RunResult(
-            **base, resolved=reason is None, failure_reason=reason, turns=outcome.turns,
-            prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
-            strategy_tokens=outcome.strategy_tokens, total_tokens=outcome.total_tokens,
-            cached_tokens=outcome.cached_tokens, peak_context_tokens=outcome.peak_context_tokens,
-            cost_usd=_cost(ctx.prices, outcome),
-            wall_s=round(time.monotonic() - start, 3), model_s=round(outcome.model_s, 3),
-            tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
-            tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
-            context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=patch,
-            workspace=_kept(ctx, ws),
-            error=outcome.detail if reason == "model_error" else _taskset_fault_message(fault),
-        )
-        result._transcript = _transcript(outcome.ledgers, outcome.detail)
-        return result
-    except FatalModelError:
-        raise
-    except Exception:
-        return RunResult(**base, resolved=False, failure_reason="harness_error", turns=0, prompt_tokens=0,
-                         completion_tokens=0, strategy_tokens=0, total_tokens=0, peak_context_tokens=0,
-                         wall_s=round(time.monotonic() - start, 3), error=traceback.format_exc(),
-                         workspace=_kept(ctx, ws))
-    finally:
-        if ws is not None and not ctx.config.keep_workspaces:
-            ws.cleanup()
-
-
-def _cost(prices: Prices | None, outcome: Any) -> float | None:
-    """The run's dollars: the agent's calls, and the strategy's own calls (their prompts priced as uncached)."""
-    strategy_prompt = outcome.strategy_tokens - outcome.strategy_completion_tokens
-    cost = run_cost(prices, outcome.prompt_tokens + strategy_prompt, outcome.cached_tokens,
-                    outcome.completion_tokens + outcome.strategy_completion_tokens)
-    return None if cost is None else round(cost, 8)
-
-
-def _taskset_fault_message(output: str | None) -> str | None:
-    if output is None:
-        return None
-    return ("the tests could not be collected, at the base commit either (the taskset or its test "
-            "environment is at fault); last test output:\n" + output)
-
-
-def _kept(ctx: RunContext, ws: Workspace | None) -> str | None:
-    return str(ws.root) if ws is not None and ctx.config.keep_workspaces else None
-
-
-class _RepoFiles:
-    """RepoView over a workspace folder: current text files, read-only."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def paths(self) -> list[str]:
-        """The files the agent's tools see (`list_files` of the whole workspace)."""
-        return [p.relative_to(self.root).as_posix() for p in walk_files(self.root)[0]]
-
-    def read(self, path: str) -> str:
-        return (self.root / path).read_text(errors="replace")
-
-
-def _transcript(ledgers: list[dict], detail: str) -> bytes:
-    """The run's per-turn ledger as gzipped JSON lines, built where the run ran (a worker or a Ray
-    node) and written by the runner, so every output file has one writer."""
-    lines = [json.dumps(record) for record in ledgers]
-    if detail:
-        lines.append(json.dumps({"stop_detail": detail}))
-    return gzip.compress("".join(line + "\n" for line in lines).encode(), compresslevel=5, mtime=0)
-
-
-def transcript_path(output_dir: Path, result: RunResult) -> Path:
-    return output_dir / "transcripts" / result.strategy / f"{result.task_id}.{result.repeat}.jsonl.gz"
 
 
 # -- experiment level -----------------------------------------------------------------------------
@@ -245,8 +76,6 @@ def experiment_hash(config: ExperimentConfig, fixed: dict[str, str]) -> str:
 def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None = None) -> RunContext:
     """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget."""
     if config.model.provider != "sim":  # first: an endpoint that is down fails within seconds
-        from ctxbench.harness.models.openai_provider import preflight as check_endpoint
-
         check_endpoint(config.model)
     spec = config.taskset
     path = resolve_taskset_path(spec.path, config_dir)
@@ -276,8 +105,6 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
     check_output_dir(out, "--output" if output_dir else "output_dir")
     if config.executor == "ray":
-        from ctxbench.harness.executors import check_ray
-
         check_ray(config.ray_address)
     return RunContext(config, taskset, system_prompt, interpreters,
                       choose_sandbox(config.sandbox, hide=(*taskset.folders(), repos, out)), out, experiment_id, fixed,
@@ -344,62 +171,70 @@ def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def manifest_for(ctx: RunContext) -> dict[str, Any]:
+def load_experiment(path: str | Path, overrides: list[str] | None = None,
+                    strategies: list[str] | None = None) -> ExperimentConfig:
+    """`load_config` with every arm checked against the strategy registry (names and params).
+
+    Raises:
+        InputError: every problem of the file at once, one line each.
+    """
+    return load_config(resolve_experiment_path(path), overrides, strategies, check_arms=arm_problems)
+
+
+def manifest_for(ctx: RunContext) -> Manifest:
     config = ctx.config
-    sandbox_note = fallback_warning(config.sandbox, ctx.sandbox)
-    return {
-        "version": 1,
-        "experiment_id": ctx.experiment_id,
-        "fixed_id": config_hash(ctx.fixed)[:16],
-        "name": config.name,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "harness_version": __version__,
-        "fixed": ctx.fixed,
-        "config": config.model_dump(mode="json"),
-        "system_prompt": ctx.system_prompt,
-        "taskset": {"name": ctx.taskset.name, "path": str(ctx.taskset.path),
-                    "tasks": [t.id for t in ctx.taskset.tasks]},
-        "strategies": [s.model_dump() for s in config.strategies],
-        "sandbox": {"requested": config.sandbox, "used": ctx.sandbox.mode, "warning": sandbox_note,
-                    "process_limit": process_limit_mechanism()},
-        "simulated": config.model.provider == "sim",
-        "pricing": ctx.prices.as_dict() if ctx.prices else None,
-        "runs_planned": len(plan_runs(config, ctx.taskset)),
-    }
+    return Manifest(
+        experiment_id=ctx.experiment_id,
+        fixed_id=config_hash(ctx.fixed)[:16],
+        name=config.name,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        harness_version=__version__,
+        fixed=ctx.fixed,
+        config=config.model_dump(mode="json"),
+        system_prompt=ctx.system_prompt,
+        taskset=TasksetInfo(name=ctx.taskset.name, path=str(ctx.taskset.path),
+                            tasks=[t.id for t in ctx.taskset.tasks]),
+        strategies=[StrategyEntry(name=s.name, label=s.label,
+                                  params=validate_params(s.name, s.params).model_dump(mode="json"))
+                    for s in config.strategies],
+        sandbox=SandboxInfo(requested=config.sandbox, used=ctx.sandbox.mode,
+                            warning=fallback_warning(config.sandbox, ctx.sandbox),
+                            process_limit=process_limit_mechanism()),
+        simulated=config.model.provider == "sim",
+        pricing=ctx.prices.as_dict() if ctx.prices else None,
+        runs_planned=len(plan_runs(config, ctx.taskset)),
+    )
 
 
 _NOT_FIXED = ("workers", "executor", "ray_address", "output_dir")
 """Config keys that may change between a run and its resume."""
 
 
-def _read_manifest(output_dir: Path) -> dict[str, Any]:
+def _read_manifest(output_dir: Path) -> Manifest:
     """The manifest of a results folder being resumed.
 
     Raises:
-        InputError: it is missing, not JSON, or not a ctxbench manifest.
+        InputError: it is missing, or not a manifest this version reads.
     """
     path = output_dir / "manifest.json"
     if not path.is_file():
         raise InputError(f"{output_dir}: cannot resume, no manifest.json (runs.jsonl without its manifest is "
                          "not a results folder ctxbench can continue); choose another --output")
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot resume, not valid JSON ({exc})") from None
-    missing = [k for k in ("fixed", "config", "strategies") if not isinstance(old, dict) or k not in old]
-    if missing or not isinstance(old.get("config"), dict):
-        raise InputError(f"{path}: cannot resume, not a ctxbench manifest (missing {', '.join(missing) or 'config'})")
-    return old
+        return Manifest.model_validate_json(path.read_bytes())
+    except ValueError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
+                             for e in getattr(exc, "errors", lambda: [])()[:3]) or str(exc)
+        raise InputError(f"{path}: cannot resume, not a ctxbench manifest ({problems})") from None
 
 
-def _check_resume(output_dir: Path, manifest: dict[str, Any]) -> None:
+def _check_resume(output_dir: Path, manifest: Manifest) -> None:
     old = _read_manifest(output_dir)
-    old_fixed, new_fixed = old.get("fixed", {}), manifest["fixed"]
-    diffs = [k for k in sorted(set(old_fixed) | set(new_fixed)) if old_fixed.get(k) != new_fixed.get(k)]
-    if old.get("strategies") != manifest.get("strategies"):
+    diffs = [k for k in sorted(set(old.fixed) | set(manifest.fixed)) if old.fixed.get(k) != manifest.fixed.get(k)]
+    if old.strategies != manifest.strategies:
         diffs.append("strategies")
-    a = {k: v for k, v in old["config"].items() if k not in _NOT_FIXED}
-    b = {k: v for k, v in manifest["config"].items() if k not in _NOT_FIXED}
+    a = {k: v for k, v in old.config.items() if k not in _NOT_FIXED}
+    b = {k: v for k, v in manifest.config.items() if k not in _NOT_FIXED}
     if a != b and not diffs:
         diffs.append("config (" + ", ".join(sorted(k for k in a if a.get(k) != b.get(k))) + ")")
     if diffs:
@@ -438,7 +273,7 @@ def _open_results(ctx: RunContext, resume: bool) -> set[str]:
         if repaired:
             print(f"ctxbench: repaired a torn last line in {runs_path} ({repaired} bytes)", file=sys.stderr)
     if not (out / "manifest.json").exists():
-        _atomic_write(out / "manifest.json", json.dumps(manifest, indent=2))
+        _atomic_write(out / "manifest.json", manifest.model_dump_json(indent=2))
     return {r.run_id for r in read_results(runs_path)}
 
 
@@ -463,20 +298,21 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
             prepare_template(task)  # built once here; forked workers inherit them (Ray workers build their own)
     writer = ResultsWriter(runs_path)
 
-    def record(result: RunResult) -> None:
-        if result._transcript is not None:  # before the result line: a recorded run has its transcript
-            path = transcript_path(out, result)
+    def record(run: FinishedRun) -> None:
+        result = run.result
+        path = transcript_path(out, result.strategy, result.task_id, result.repeat)
+        if run.transcript is not None:  # before the result line: a recorded run has its transcript
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(result._transcript)
+            path.write_bytes(run.transcript)
+        path.with_suffix("").unlink(missing_ok=True)  # the live transcript of a local run, now compressed
         writer.write(result)
 
-    streak: list[RunResult] = []  # model_error runs in a row, held back until a run ends otherwise
+    streak: list[FinishedRun] = []  # model_error runs in a row, held back until a run ends otherwise
     try:
-        from ctxbench.harness.executors import execute
-
-        for result in execute(ctx, todo, progress, already_done=len(done), total=len(specs)):
+        for run in execute(ctx, todo, run_one, progress, already_done=len(done), total=len(specs)):
+            result = run.result
             if result.failure_reason == "model_error":
-                streak.append(result)
+                streak.append(run)
                 if len(streak) >= MODEL_ERRORS_IN_A_ROW:
                     raise ExperimentAborted(
                         f"{len(streak)} runs in a row ended in model_error, the endpoint failing after its retries "
@@ -485,7 +321,7 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
             for held in streak:
                 record(held)
             streak = []
-            record(result)
+            record(run)
         for held in streak:
             record(held)
     finally:

@@ -19,7 +19,7 @@ from typing import Any
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.base import ContextLengthExceeded
 from ctxbench.harness.models.sim import PromptCache, SimModel, is_summary_request
-from ctxbench.harness.tasks import Task, Taskset
+from ctxbench.harness.records import Task, Taskset
 from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["SimBackend", "SimResponse", "make_server"]

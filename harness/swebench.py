@@ -12,10 +12,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ctxbench.harness.errors import InputError
+from ctxbench.harness.paths import inside
+from ctxbench.harness.records import Manifest, Task, Taskset, TasksetEnvironment
 from ctxbench.harness.results import read_results
-from ctxbench.harness.tasks import Task, Taskset, TasksetEnvironment, inside
-from ctxbench.harness.yamlfile import read_text, read_yaml
 from ctxbench.harness.workspace import patch_paths
+from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["load_swebench", "export_predictions", "test_directives", "environment_file", "DEFAULT_TEST_CMD"]
 
@@ -162,8 +163,10 @@ def export_predictions(run_dir: Path, repeat: int | None = None) -> list[Path]:
     manifest_path = run_dir / "manifest.json"
     if not manifest_path.exists():
         raise InputError(f"{run_dir}: no manifest.json (not a results folder)")
-    manifest = json.loads(manifest_path.read_text())
-    model = manifest["config"]["model"]["name"]
+    try:
+        model = Manifest.model_validate_json(manifest_path.read_text()).model_name
+    except ValueError as exc:
+        raise InputError(f"{manifest_path}: not a manifest this version of ctxbench reads ({str(exc)[:300]})") from None
     groups: dict[tuple[str, int], list[dict[str, str]]] = {}
     for r in read_results(run_dir / "runs.jsonl"):
         if repeat is None or r.repeat == repeat:

@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import errno
-import hashlib
-import json
-import os
 import re
 import shlex
-import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ctxbench.harness.errors import InputError, did_you_mean
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.paths import check_repository, inside, repo_entries
+from ctxbench.harness.records import Task, Taskset, TasksetEnvironment
+from ctxbench.harness.swebench import load_swebench
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["Task", "Taskset", "TasksetEnvironment", "load_taskset", "builtin_tasksets_dir",
            "resolve_taskset_path", "check_repository", "inside"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class TasksetEnvironment(BaseModel):
-    """Where a taskset's tests run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    python: str | None = Field(None, description="Interpreter path to run tests with.")
-    requirements: tuple[str, ...] = Field((), description="Requirements installed once into a cached venv.")
 
 
 class _TaskEntry(BaseModel):
@@ -61,86 +50,6 @@ class _TasksetFile(BaseModel):
     tasks: list[_TaskEntry] = Field(min_length=1)
 
 
-@dataclass(frozen=True)
-class Task:
-    """One task: a repository at a base state, a bug report, and the tests that decide."""
-
-    id: str
-    repo_dir: Path
-    """Folder with the repository's files (native) or a git repository (SWE-bench)."""
-    problem_statement: str
-    test_cmd: tuple[str, ...]
-    """Argv prefix; a leading `python` means the taskset environment's interpreter."""
-    FAIL_TO_PASS: tuple[str, ...]
-    PASS_TO_PASS: tuple[str, ...]
-    patch: str
-    """Gold patch text (reference fix)."""
-    test_patch: str | None = None
-    """Hidden tests, applied only at evaluation."""
-    test_files: tuple[str, ...] = ()
-    """What run_tests runs when the agent passes no ids."""
-    tags: tuple[str, ...] = ()
-    base_commit: str | None = None
-    """For git repositories: the commit whose files make the workspace."""
-    repo_name: str = ""
-    environment: TasksetEnvironment | None = None
-    """Where this task's tests run, instead of the taskset's environment."""
-
-
-@dataclass(frozen=True)
-class Taskset:
-    name: str
-    path: Path
-    tasks: tuple[Task, ...]
-    environment: TasksetEnvironment = field(default_factory=TasksetEnvironment)
-
-    def content_hash(self) -> str:
-        """Hash of everything that defines the tasks: statements, commands, patches, repo files."""
-        h = hashlib.sha256()
-        seen: set[Path] = set()
-        for t in self.tasks:
-            fields = [t.id, t.problem_statement, t.test_cmd, t.FAIL_TO_PASS, t.PASS_TO_PASS,
-                      t.patch, t.test_patch, t.test_files, t.tags, t.base_commit]
-            if t.environment is not None:  # absent from the hash otherwise: older hashes still hold
-                fields.append(t.environment.model_dump())
-            h.update(json.dumps(fields).encode())
-            if t.repo_dir not in seen and t.base_commit is None:
-                seen.add(t.repo_dir)
-                for f in sorted(_repo_entries(t.repo_dir)):
-                    h.update(str(f.relative_to(t.repo_dir)).encode())
-                    h.update(os.readlink(f).encode() if f.is_symlink() else f.read_bytes())
-        h.update(self.environment.model_dump_json().encode())
-        return h.hexdigest()
-
-    def folders(self) -> tuple[Path, ...]:
-        """Where the taskset's data lies (its folder, or the JSONL file's folder, and the folders of
-        its git repositories, which hold the fixes in their history): hidden from the jailed commands."""
-        found = [self.path if self.path.is_dir() else self.path.parent]
-        found += [t.repo_dir.parent for t in self.tasks if t.base_commit]
-        unique = sorted(set(found), key=lambda p: (len(p.parts), str(p)))
-        return tuple(p for i, p in enumerate(unique)
-                     if p != Path(p.anchor) and not any(q in p.parents for q in unique[:i]))
-
-    def environment_for(self, task: Task) -> TasksetEnvironment:
-        """The task's own environment when it declares one, else the taskset's."""
-        return task.environment or self.environment
-
-    def select(self, ids: list[str] | None = None, include_tags: list[str] | None = None,
-               exclude_tags: list[str] | None = None, limit: int | None = None) -> Taskset:
-        """The tasks with any of `ids` and `include_tags` and none of `exclude_tags`; then the first `limit`."""
-        known = [t.id for t in self.tasks]
-        unknown = [i for i in ids or [] if i not in known]
-        if unknown:
-            raise InputError(*(f"taskset {self.name}: no task with id {i!r}{did_you_mean(i, known)}" for i in unknown))
-        tasks = [t for t in self.tasks
-                 if (not ids or t.id in ids)
-                 and (not include_tags or set(include_tags) & set(t.tags))
-                 and not (set(exclude_tags or []) & set(t.tags))]
-        if not tasks:
-            raise InputError(f"taskset {self.name}: the filters leave no task")
-        return Taskset(self.name, self.path, tuple(tasks[:limit]), self.environment)
-
-
 def builtin_tasksets_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "tasksets"
 
@@ -157,46 +66,6 @@ def resolve_taskset_path(spec: str, base: Path | None = None) -> Path:
     names = sorted(d.name for d in builtin_tasksets_dir().iterdir() if (d / "taskset.yaml").exists()) \
         if builtin_tasksets_dir().exists() else []
     raise InputError(f"taskset {spec!r} not found (not a path; built-in tasksets: {', '.join(names)})")
-
-
-def _repo_entries(root: Path) -> list[Path]:
-    """Files and symlinks under `root`, without following any link (caches skipped)."""
-    out = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        base = Path(folder)
-        out.extend(base / n for n in names)
-        out.extend(base / d for d in dirs if (base / d).is_symlink())
-    return out
-
-
-def inside(path: Path, root: Path) -> bool:
-    """Whether `path`, with every symlink resolved, lies in `root` (itself resolved)."""
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
-
-
-def check_repository(root: Path, where: str) -> None:
-    """Refuse a repository that could reach outside itself: a symlink whose target resolves outside
-    `root` (or loops), or a special file (fifo, socket, device). Links inside stay links.
-
-    Raises:
-        InputError: naming the link and its target.
-    """
-    for path in sorted(_repo_entries(root)):
-        mode = path.lstat().st_mode
-        if stat.S_ISLNK(mode):
-            target = os.readlink(path)
-            try:
-                os.path.realpath(path, strict=True)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise InputError(f"{where}: symlink {path} -> {target} is a loop") from None
-            if not inside(path, root):
-                raise InputError(f"{where}: symlink {path} -> {target} leads outside the repository "
-                                 f"{root}; a task repository may only link inside itself") from None
-        elif not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-            raise InputError(f"{where}: {path} is not a regular file, folder or symlink")
 
 
 def _split_cmd(cmd: str | list[str]) -> tuple[str, ...]:
@@ -228,8 +97,6 @@ def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
     """
     path = Path(path)
     if path.suffix == ".jsonl":
-        from ctxbench.harness.swebench import load_swebench
-
         return load_swebench(path, swebench_repos)
     folder = path.parent if path.is_file() else path
     file = folder / "taskset.yaml"

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.tasks import Task, TasksetEnvironment
+from ctxbench.harness.records import Task, TasksetEnvironment
 
 __all__ = ["resolve_interpreter", "test_env_vars", "cache_dir", "command_problem", "test_argv"]
 

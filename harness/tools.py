@@ -12,7 +12,7 @@ from typing import Any
 
 import regex as _regex  # tiktoken's dependency; unlike `re`, a match can be given a timeout
 
-from ctxbench.harness.history import Observation, ObservationKind, ToolCall
+from ctxbench.harness.records import Observation, ObservationKind, ToolCall
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.workspace import Workspace
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ctxbench.harness.records import Task, Taskset
 from ctxbench.harness.sandbox import Sandbox
-from ctxbench.harness.tasks import Task, Taskset
 from ctxbench.harness.testenv import command_problem, resolve_interpreter
 from ctxbench.harness.workspace import Evaluation, Workspace
 

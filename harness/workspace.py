@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ctxbench.harness.records import Task
 from ctxbench.harness.sandbox import ProcessResult, Sandbox, owner_tag, process_start, run_contained
-from ctxbench.harness.tasks import Task, check_repository
+from ctxbench.harness.paths import check_repository
 from ctxbench.harness.testenv import test_argv, test_env_vars
 
 __all__ = ["prepare_template", "remove_templates", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError", "patch_paths"]

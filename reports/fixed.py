@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.harness.errors import InputError
-from ctxbench.reports.loading import Manifest
+from ctxbench.harness.records import Manifest, StrategyEntry
 
 __all__ = ["FixedDifference", "FixedVariablesDiffer", "fixed_differences", "check_fixed_variables",
            "strategy_differences", "what_differs"]
@@ -96,8 +96,8 @@ def check_fixed_variables(a: Manifest, b: Manifest, force: bool = False) -> list
     return differences
 
 
-def _strategies_by_label(m: Manifest) -> dict[str, dict[str, Any]]:
-    return {s.get("label") or s["name"]: s for s in m.strategies}
+def _strategies_by_label(m: Manifest) -> dict[str, StrategyEntry]:
+    return {s.key: s for s in m.strategies}
 
 
 def strategy_differences(a: Manifest, b: Manifest) -> list[str]:
@@ -111,9 +111,9 @@ def strategy_differences(a: Manifest, b: Manifest) -> list[str]:
             out.append(f"strategy {label}: new")
         else:
             changes = []
-            if sa[label]["name"] != sb[label]["name"]:
-                changes.append(f"name: {sa[label]['name']!r} -> {sb[label]['name']!r}")
-            changes += _dict_changes(sa[label].get("params"), sb[label].get("params"), "params")
+            if sa[label].name != sb[label].name:
+                changes.append(f"name: {sa[label].name!r} -> {sb[label].name!r}")
+            changes += _dict_changes(sa[label].params, sb[label].params, "params")
             if changes:
                 out.append(f"strategy {label}: " + "; ".join(changes))
     return out

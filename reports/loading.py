@@ -2,54 +2,18 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.results import RunResult, read_results
+from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, TranscriptTurn
+from ctxbench.harness.results import read_results
+from ctxbench.harness.transcript import read_transcript
 
 __all__ = ["Manifest", "SandboxInfo", "ResultsFolder", "load_results", "runs_frame", "fill_frame", "FillPoint"]
-
-
-class SandboxInfo(BaseModel):
-    """How test commands were contained."""
-
-    model_config = ConfigDict(extra="ignore")
-    requested: str | None = None
-    used: str | None = None
-    warning: str | None = Field(None, description="Set when the sandbox fell back to less isolation.")
-
-
-class Manifest(BaseModel):
-    """The part of `manifest.json` (written by ctxbench.harness.runner.manifest_for) the reports read."""
-
-    model_config = ConfigDict(extra="ignore")
-    experiment_id: str = Field(description="Hash of the name, the resolved config and the taskset: the experiment.")
-    fixed_id: str | None = Field(None, description="Hash of the fixed variables alone (absent in older folders).")
-    name: str
-    created: str = Field(description="UTC ISO time the experiment started.")
-    harness_version: str
-    fixed: dict[str, str] = Field(description="Hashes of the fixed variables (model, taskset, ...).")
-    config: dict[str, Any] = Field(description="The full resolved experiment config.")
-    strategies: list[dict[str, Any]] = Field(default_factory=list)
-    simulated: bool = Field(description="The model provider is the simulator.")
-    sandbox: SandboxInfo = Field(default_factory=SandboxInfo)
-    pricing: dict[str, Any] | None = Field(None, description="$ per million tokens (input, cached_input, output) and their source.")
-
-    @property
-    def strategy_labels(self) -> list[str]:
-        """Strategy result keys in the order the experiment lists them."""
-        return [s.get("label") or s["name"] for s in self.strategies]
-
-    @property
-    def model_name(self) -> str:
-        return str(self.config.get("model", {}).get("name", "?"))
 
 
 @dataclass(frozen=True)
@@ -128,20 +92,20 @@ _SUFFIX = ".jsonl.gz"
 def fill_frame(path: str | Path) -> pd.DataFrame:
     """Context fill per turn of every run, from `<dir>/transcripts/<strategy>/<task>.<repeat>.jsonl.gz`.
 
-    Lines without a `turn` (the closing `stop_detail`) are skipped. Returns an empty frame (with the
-    FillPoint columns) when the folder has no transcripts.
+    Returns an empty frame (with the FillPoint columns) when the folder has no transcripts.
+
+    Raises:
+        InputError: a transcript is not of the version ctxbench reads.
     """
     points: list[FillPoint] = []
     root = Path(path) / "transcripts"
     for file in sorted(root.glob(f"*/*{_SUFFIX}")):
         task_id, _, repeat = file.name[: -len(_SUFFIX)].rpartition(".")
-        with gzip.open(file, "rt", encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                if "turn" not in record:
-                    continue
-                points.append(FillPoint(file.parent.name, task_id, int(repeat), int(record["turn"]),
-                                        float(record["fill"]), int(record["context_tokens"])))
+        try:
+            for record in read_transcript(file):
+                if isinstance(record, TranscriptTurn):
+                    points.append(FillPoint(file.parent.name, task_id, int(repeat), record.turn, record.fill,
+                                            record.context_tokens))
+        except ValueError as exc:
+            raise InputError(f"{file}: not a transcript this version of ctxbench reads ({str(exc)[:300]})") from None
     return pd.DataFrame(points, columns=list(FillPoint.__dataclass_fields__))

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from ctxbench.harness.failures import FAILURE_REASONS
+from ctxbench.harness.records import FAILURE_REASONS
 from ctxbench.reports.stats import pass_at_k, pass_hat_k, wilson_interval
 
 __all__ = ["StrategySummary", "summarize", "summarize_strategy", "summary_frame", "failure_frame",

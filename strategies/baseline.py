@@ -6,8 +6,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxbench.harness.context import Budget, Context, ContextLedger
-from ctxbench.harness.history import History, turn_messages
+from ctxbench.harness.context import Budget, Context
+from ctxbench.harness.history import turn_messages
+from ctxbench.harness.records import ContextLedger, History
 from ctxbench.strategies.registry import StrategyServices, register_strategy
 
 

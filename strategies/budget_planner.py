@@ -6,8 +6,9 @@ from typing import Any, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxbench.harness.context import Budget, Context, ContextLedger, ContextOverflow
-from ctxbench.harness.history import History, turn_messages
+from ctxbench.harness.context import Budget, Context, ContextOverflow
+from ctxbench.harness.history import turn_messages
+from ctxbench.harness.records import ContextLedger, History
 from ctxbench.harness.tokens import REPLY_PRIMING
 from ctxbench.strategies.allocation import DEFAULT_RESERVE_RATIO, DEFAULT_SHARES, plan_context_budget
 from ctxbench.strategies.eviction import EVICTION_ORDER, EvictionItem, eviction_plan

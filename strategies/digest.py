@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from ctxbench.harness.history import Observation, Turn
+from ctxbench.harness.records import Observation, Turn
 
 __all__ = ["Digest", "exit_code", "failure_lines", "merge_ranges"]
 

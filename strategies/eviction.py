@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from ctxbench.harness.history import Observation, Turn
+from ctxbench.harness.records import Observation, Turn
 
 __all__ = ["Layer", "EVICTION_ORDER", "EvictionItem", "is_stale", "eviction_plan"]
 

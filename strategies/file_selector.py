@@ -6,8 +6,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxbench.harness.context import Budget, Context, ContextLedger, ContextOverflow
-from ctxbench.harness.history import History, Observation, assistant_message, tool_message
+from ctxbench.harness.context import Budget, Context, ContextOverflow
+from ctxbench.harness.history import assistant_message, tool_message
+from ctxbench.harness.records import ContextLedger, History, Observation
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.tokens import MESSAGE_OVERHEAD
 from ctxbench.strategies.allocation import DEFAULT_SHARES, portion

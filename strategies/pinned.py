@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ctxbench.harness.history import History
+from ctxbench.harness.records import History
 
 __all__ = ["PLAN_CHARS", "task_paths", "constraints", "key_references", "current_plan", "pinned_notes"]
 

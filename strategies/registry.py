@@ -13,7 +13,7 @@ from ctxbench.harness.errors import did_you_mean, plain_problem
 from ctxbench.harness.repo_view import RepoView
 
 __all__ = ["register_strategy", "get_strategy_class", "available_strategies", "create_strategy",
-           "validate_params", "param_problems", "StrategyError", "StrategyServices", "ENTRY_POINT_GROUP"]
+           "validate_params", "param_problems", "arm_problems", "StrategyError", "StrategyServices", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "ctxbench.strategies"
 
@@ -46,10 +46,6 @@ def register_strategy(name: str) -> Callable[[T], T]:
     return decorate
 
 
-def _load_builtins() -> None:
-    import ctxbench.strategies  # noqa: F401  (importing the package registers the built-ins)
-
-
 def _load_entry_points() -> None:
     global _entry_points_loaded
     if _entry_points_loaded:
@@ -68,7 +64,6 @@ def _load_entry_points() -> None:
 
 def available_strategies() -> dict[str, type]:
     """Every registered strategy, built-in and third-party, by name."""
-    _load_builtins()
     _load_entry_points()
     return dict(sorted(_REGISTRY.items()))
 
@@ -81,6 +76,28 @@ def get_strategy_class(name: str) -> type:
         hint = f" did you mean {close[0]!r}?" if close else ""
         raise StrategyError(f"unknown strategy {name!r};{hint} available: {', '.join(registry)}")
     return registry[name]
+
+
+def arm_problems(strategies: Any) -> list[tuple[str, str]]:
+    """Unknown strategies and bad parameters in an experiment's `strategies` list, for every arm whose
+    shape is right, as `(key.path, problem)` pairs (the config checks the shape)."""
+    if not isinstance(strategies, list):
+        return []
+    problems = []
+    for i, spec in enumerate(strategies):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            continue
+        try:
+            get_strategy_class(spec["name"])
+        except StrategyError as exc:
+            problems.append((f"strategies.{i}.name", str(exc)))
+            continue
+        params = spec.get("params") or {}
+        if isinstance(params, dict):
+            for problem in param_problems(spec["name"], params):
+                key, _, msg = problem.partition(": ")
+                problems.append((f"strategies.{i}.{key}", msg))
+    return problems
 
 
 def param_problems(name: str, params: dict[str, Any] | None) -> list[str]:

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Sequence
 
-from ctxbench.harness.history import History, Observation
+from ctxbench.harness.records import History, Observation
 from ctxbench.strategies.chunking import Chunk
 from ctxbench.strategies.digest import exit_code
 

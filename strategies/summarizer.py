@@ -7,8 +7,9 @@ from typing import Any, ClassVar, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxbench.harness.context import Budget, Context, ContextLedger, ContextOverflow
-from ctxbench.harness.history import History, Turn, turn_messages
+from ctxbench.harness.context import Budget, Context, ContextOverflow
+from ctxbench.harness.history import turn_messages
+from ctxbench.harness.records import ContextLedger, History, Turn
 from ctxbench.strategies.digest import Digest
 from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
 from ctxbench.strategies.trimmer import cut_middle, tool_component

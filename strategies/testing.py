@@ -24,6 +24,7 @@ from ctxbench.harness.models.base import Completion, Usage
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.repo_view import StaticRepo
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
+from ctxbench.strategies.registry import StrategyServices
 
 __all__ = ["check_strategy", "StrategyContractError", "CONTRACT_CASES", "contract_services", "COUNTER", "REPO",
            "SYSTEM", "TASK", "OPS", "EchoSummaryModel", "make_budget", "make_repo", "make_turn", "obs", "read_obs",
@@ -213,8 +214,6 @@ length, may a strategy that enforces the budget refuse with ContextOverflow."""
 
 def contract_services() -> Any:
     """Services for the check: a scripted summarizing model and a read-only view of the fixture repository."""
-    from ctxbench.strategies.registry import StrategyServices
-
     return StrategyServices(model=EchoSummaryModel(), repo=REPO)
 
 
@@ -327,7 +326,7 @@ def check_strategy(cls: type, params: dict[str, Any] | None = None, services: An
                 _require(False, where, "a fresh instance built what the incremental one refused")
             continue
         first, second = fresh().build(history, budget), fresh().build(history, budget)
-        _require(first.messages == second.messages and first.ledger.as_dict() == second.ledger.as_dict(), where,
+        _require(first.messages == second.messages and first.ledger == second.ledger, where,
                  "two fresh instances must build the same context and ledger (no randomness, no clock)")
         _require(first.messages == last.messages, where,
                  "an instance built turn after turn must agree with a fresh one (caches must not change results)")

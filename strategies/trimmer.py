@@ -7,8 +7,9 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxbench.harness.context import Budget, Context, ContextLedger
-from ctxbench.harness.history import History, Observation, assistant_message, tool_message
+from ctxbench.harness.context import Budget, Context
+from ctxbench.harness.history import assistant_message, tool_message
+from ctxbench.harness.records import ContextLedger, History, Observation
 from ctxbench.strategies.registry import StrategyServices, register_strategy
 
 __all__ = ["Trimmer", "cut_middle", "carries_error", "tool_component"]

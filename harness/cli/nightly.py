@@ -34,12 +34,12 @@ def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: fl
         InputError: invalid experiment file, or the run folder already exists.
         ExperimentAborted: a fatal provider error stopped the experiment.
     """
-    from ctxbench.harness.config import load_config, resolve_experiment_path
-    from ctxbench.harness.runner import prepare, run_experiment
+    from ctxbench.harness.config import resolve_experiment_path
+    from ctxbench.harness.runner import load_experiment, prepare, run_experiment
     from ctxbench.reports import nightly_check, write_report
 
     experiment, history_dir = resolve_experiment_path(experiment), Path(history_dir)
-    config = load_config(experiment, overrides, strategies)
+    config = load_experiment(experiment, overrides, strategies)
     run_dir = nightly_run_dir(history_dir)
     ctx = prepare(config, experiment.resolve().parent, run_dir)
     history_dir.mkdir(parents=True, exist_ok=True)
@@ -65,7 +65,7 @@ def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | 
     `worse`, or tokens rose beyond --token-ratio), 2 bad input (nothing written), 3 a fatal provider
     error or a dead worker stopped the run.
     """
-    from ctxbench.harness.runner import ExperimentAborted
+    from ctxbench.harness.errors import ExperimentAborted
 
     extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ctxbench.harness.cli.options import experiment_options, shortcut_overrides
-from ctxbench.harness.config import load_config, resolve_experiment_path
+from ctxbench.harness.config import resolve_experiment_path
 from ctxbench.harness.errors import InputError
 
 
@@ -26,8 +26,8 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         overrides: tuple[str, ...], strategies: list[str] | None, resume: bool, no_report: bool,
         **shortcuts: object) -> None:
     """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
-    from ctxbench.harness.runner import ExperimentAborted, prepare, run_experiment
-    from ctxbench.harness.summary import print_summary
+    from ctxbench.harness.cli.summary import print_summary
+    from ctxbench.harness.runner import ExperimentAborted, load_experiment, prepare, run_experiment
 
     extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:
@@ -35,7 +35,7 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
     if workers is not None:
         extra.append(f"workers={workers}")
     path = resolve_experiment_path(experiment)
-    config = load_config(path, extra, strategies)
+    config = load_experiment(path, extra, strategies)
     if resume and output is None and config.output_dir is None:
         raise InputError("--resume needs --output DIR (or output_dir in the config)")
     ctx = prepare(config, path.parent.resolve(), output)

@@ -7,7 +7,9 @@ from typing import Any
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
                                  ModelError, TransientModelError, Usage)
-from ctxbench.harness.tasks import Task
+from ctxbench.harness.models.openai_provider import OpenAIModel
+from ctxbench.harness.models.sim import SimModel
+from ctxbench.harness.records import Task
 from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["make_model", "Completion", "Usage", "ModelError", "ContextLengthExceeded",
@@ -17,10 +19,6 @@ __all__ = ["make_model", "Completion", "Usage", "ModelError", "ContextLengthExce
 def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int) -> Any:
     """The model for one run. `seed` is used when the config does not fix one."""
     if config.provider == "sim":
-        from ctxbench.harness.models.sim import SimModel
-
         return SimModel(config.sim, task.patch, counter, config.context_window, config.max_output_tokens,
                         config.seed if config.seed is not None else seed)
-    from ctxbench.harness.models.openai_provider import OpenAIModel
-
     return OpenAIModel(config, seed=config.seed if config.seed is not None else seed)

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxbench.harness.history import ToolCall
+from ctxbench.harness.records import ToolCall, Usage
 
 __all__ = ["Usage", "Completion", "ModelError", "ContextLengthExceeded", "TransientModelError",
            "FatalModelError", "MalformedOutput"]
-
-
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
 
 
 @dataclass(frozen=True)

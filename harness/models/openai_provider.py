@@ -21,14 +21,17 @@ import os
 import random
 import re
 import time
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.history import ToolCall
+from ctxbench.harness.errors import EndpointUnavailable
 from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
-                                 TransientModelError, Usage)
+                                          TransientModelError, Usage)
+from ctxbench.harness.records import ToolCall
+from ctxbench.harness.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["OpenAIModel", "preflight", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY", "PREFLIGHT_TIMEOUT_S"]
 
@@ -77,6 +80,8 @@ class OpenAIModel:
                                        max_tokens=c.max_output_tokens, seed=self.seed)
         if tools:
             request["tools"] = tools
+        import openai  # an optional extra: imported when a request is made
+
         attempts = c.max_retries + 1
         for attempt in range(attempts):
             try:
@@ -118,8 +123,6 @@ class OpenAIModel:
             cached = getattr(details, "cached_tokens", None) or 0
             return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached)
         if self._counter is None:  # the endpoint reported no usage: count with the experiment's tokenizer
-            from ctxbench.harness.tokens import TokenCounter
-
             self._counter = TokenCounter(self.config.tokenizer)
         emitted = self._counter.count(text) + sum(self._counter.count(c.name) + self._counter.count(c.arguments)
                                                   for c in calls)
@@ -133,6 +136,8 @@ def _client(config: ModelConfig) -> openai.OpenAI:
             raise FatalModelError(f"model.api_key_env: environment variable {config.api_key_env} is not set")
     else:
         key = NO_KEY
+    import openai  # an optional extra
+
     return openai.OpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=config.request_timeout_s)
 
 
@@ -143,7 +148,7 @@ def preflight(config: ModelConfig) -> None:
     Raises:
         EndpointUnavailable: one line naming the variable or the URL and the cause.
     """
-    from ctxbench.harness.errors import EndpointUnavailable
+    import openai  # an optional extra
 
     if config.api_key_env and not os.environ.get(config.api_key_env):
         raise EndpointUnavailable(f"model.api_key_env: environment variable {config.api_key_env} is not set "

@@ -35,9 +35,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ctxbench.harness.config import SimParams
-from ctxbench.harness.history import ToolCall
 from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
+from ctxbench.harness.records import ToolCall
 from ctxbench.harness.rendering import Excerpt, parse_excerpts
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.models.simmemory import Memory, parse_memory, summarize_request

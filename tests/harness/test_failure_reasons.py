@@ -53,7 +53,7 @@ def run_script(experiment_file, tmp_path, steps, overrides):
     ctx = prepare(config, tmp_path, tmp_path / "out")
     spec = plan_runs(config, ctx.taskset)[0]
     model = ScriptedModel(steps)
-    return run_one(ctx, spec, model_factory=lambda task, counter, seed: model), model
+    return run_one(ctx, spec, model_factory=lambda task, counter, seed: model).result, model
 
 
 @pytest.mark.parametrize("expected", list(SCRIPTS))

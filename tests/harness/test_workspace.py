@@ -133,7 +133,7 @@ def test_sweep_removes_folders_of_dead_processes_only(smoke_dir, tmp_path, monke
 
 def test_strategies_see_the_files_the_tools_list(smoke_dir):
     """file_selector's repository view lists what `list_files` lists: no .git, caches or symlinks."""
-    from ctxbench.harness.runner import _RepoFiles
+    from ctxbench.harness.single_run import _RepoFiles
     from ctxbench.harness.tools import Toolbox
 
     task = _task(smoke_dir, "calc-median-even-length")

@@ -13,7 +13,7 @@ import pytest
 
 from ctxbench.harness.config import config_hash
 from ctxbench.harness.failures import FailureReason
-from ctxbench.harness.results import RunResult
+from ctxbench.harness.records import ContextLedger, RunResult, TranscriptEnd, TranscriptHeader, TranscriptTurn
 
 BASE_CONFIG: dict[str, Any] = {
     "name": "synthetic",
@@ -63,12 +63,15 @@ def write_folder(path: Path, runs: list[RunResult], man: dict[str, Any], transcr
         for r in runs:
             folder = path / "transcripts" / r.strategy
             folder.mkdir(parents=True, exist_ok=True)
+            records: list[Any] = [TranscriptHeader(run_id=r.run_id, strategy=r.strategy, task_id=r.task_id,
+                                                   repeat=r.repeat, seed=r.seed)]
+            for turn in range(r.turns):
+                tokens = 1000 + 500 * turn * (2 if r.strategy == "baseline" else 1)
+                records.append(TranscriptTurn(turn=turn, messages=[], context_tokens=tokens, fill=tokens / 16000,
+                                              ledger=ContextLedger({"history": tokens})))
+            records.append(TranscriptEnd(stop="finished", turns=r.turns))
             with gzip.open(folder / f"{r.task_id}.{r.repeat}.jsonl.gz", "wt") as fh:
-                for turn in range(r.turns):
-                    tokens = 1000 + 500 * turn * (2 if r.strategy == "baseline" else 1)
-                    fh.write(json.dumps({"turn": turn, "context_tokens": tokens, "fill": tokens / 16000,
-                                         "components": {"history": tokens}, "actions": []}) + "\n")
-                fh.write(json.dumps({"stop_detail": "finished"}) + "\n")
+                fh.writelines(record.model_dump_json() + "\n" for record in records)
     return path
 
 

@@ -1,3 +1,4 @@
+import gzip
 import math
 
 import pytest
@@ -66,7 +67,7 @@ def test_tables(two_strategy_folder):
     assert len(rates) == 6
 
 
-def test_fill_frame_reads_transcripts_and_skips_stop_detail(two_strategy_folder):
+def test_fill_frame_reads_the_turns_of_transcripts(two_strategy_folder):
     fill = fill_frame(two_strategy_folder)
     assert len(fill) == 12 * 5
     assert set(fill["strategy"]) == {"baseline", "lean"}
@@ -81,3 +82,13 @@ def test_empty_results_folder_is_an_error(tmp_path, build):
         load_results(tmp_path / "empty")
     with pytest.raises(InputError, match="manifest.json"):
         load_results(tmp_path)
+
+
+def test_fill_frame_refuses_a_transcript_of_another_format(two_strategy_folder):
+    from ctxbench.harness.errors import InputError
+
+    old = next((two_strategy_folder / "transcripts").glob("*/*.jsonl.gz"))
+    with gzip.open(old, "wt") as fh:
+        fh.write('{"turn": 0, "context_tokens": 10, "fill": 0.1}\n')
+    with pytest.raises(InputError, match=str(old.name)):
+        fill_frame(two_strategy_folder)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import click
 
-from ctxbench.harness.results import RunResult
+from ctxbench.harness.records import RunResult
+from ctxbench.reports.loading import runs_frame
+from ctxbench.reports.summary import summarize
 
 
 def print_summary(results: list[RunResult]) -> None:
     """One line per strategy: runs recorded, completion and mean tokens (harness_error runs left out of
     both and shown among the failure reasons)."""
-    from ctxbench.reports.loading import runs_frame
-    from ctxbench.reports.summary import summarize
-
     click.echo(f"{'strategy':<18} {'runs':>5} {'completion':>10} {'mean tokens':>12}  failure reasons")
     for s in summarize(runs_frame(results)) if results else []:
         text = ", ".join(f"{k} {v}" for k, v in sorted(s.failures.items(), key=lambda kv: -kv[1]) if v) or "-"

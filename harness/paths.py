@@ -1,0 +1,54 @@
+"""Path checks shared by the taskset loaders, the workspaces and the records: walking a repository
+without following links, whether a path stays inside a folder, and refusing a repository that could
+reach outside itself."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from ctxbench.harness.errors import InputError
+
+__all__ = ["repo_entries", "inside", "check_repository"]
+
+
+def repo_entries(root: Path) -> list[Path]:
+    """Files and symlinks under `root`, without following any link (caches skipped)."""
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        base = Path(folder)
+        out.extend(base / n for n in names)
+        out.extend(base / d for d in dirs if (base / d).is_symlink())
+    return out
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether `path`, with every symlink resolved, lies in `root` (itself resolved)."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def check_repository(root: Path, where: str) -> None:
+    """Refuse a repository that could reach outside itself: a symlink whose target resolves outside
+    `root` (or loops), or a special file (fifo, socket, device). Links inside stay links.
+
+    Raises:
+        InputError: naming the link and its target.
+    """
+    for path in sorted(repo_entries(root)):
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            target = os.readlink(path)
+            try:
+                os.path.realpath(path, strict=True)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise InputError(f"{where}: symlink {path} -> {target} is a loop") from None
+            if not inside(path, root):
+                raise InputError(f"{where}: symlink {path} -> {target} leads outside the repository "
+                                 f"{root}; a task repository may only link inside itself") from None
+        elif not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise InputError(f"{where}: {path} is not a regular file, folder or symlink")
