@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.harness.config import SimParams
+from ctxbench.harness.context import Budget
 from ctxbench.harness.history import History, Observation, ToolCall, Turn, turn_messages
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
 from ctxbench.harness.models.sim import SimModel
@@ -20,6 +21,8 @@ from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.tasks import Task, load_taskset, resolve_taskset_path
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.strategies.summarizer import Summarizer
+from ctxbench.strategies.trimmer import cut_middle
 
 __all__ = ["Probe", "load_probe", "notice_rate", "position_probe", "repeat_probe", "window_probe",
            "trimmed_tail_probe", "forgetting_probe", "noise_probe"]
@@ -124,8 +127,6 @@ def repeat_probe(probe: Probe, seeds: int, turns: int = 6, fillers: int = 16) ->
 def trimmed_tail_probe(probe: Probe, seeds: int) -> dict[str, float]:
     """A whole-file read cut by the `trimmer` with the pre-image in the kept tail, against the same
     lines untrimmed."""
-    from ctxbench.strategies.trimmer import cut_middle
-
     h = probe.hunk
     whole = probe.excerpt(h.path, h.old_start - 400, h.old_start + len(h.old_lines) + 20)
     trimmed = cut_middle(whole, 6000)
@@ -150,9 +151,6 @@ def forgetting_probe(probe: Probe, seeds: int) -> dict[str, float]:
     Returns the finish rate with the history verbatim and with it summarized, and how often the
     summarized run repeats a call the summary lists.
     """
-    from ctxbench.harness.context import Budget
-    from ctxbench.strategies.summarizer import Summarizer
-
     h = probe.hunk
     start, end = max(1, h.old_start - 20), h.old_start + len(h.old_lines) + 20
     turns = [
