@@ -31,10 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Iterator, Literal
 
 __all__ = ["ProcessResult", "ResourceLimits", "Sandbox", "run_contained", "bwrap_available", "choose_sandbox",
            "fallback_warning", "process_limit_mechanism", "sweep_cgroups", "owner_tag", "process_start"]
@@ -445,43 +446,67 @@ def _cgroup_file(cgroup: Path) -> str:
     return "tasks" if (cgroup / "tasks").exists() else "cgroup.procs"
 
 
-_SETUP_FAILED = f"ctxbench: cannot move the command into its cgroup [{secrets.token_hex(8)}]"
-_SETUP_SCRIPT = ('[ "$PPID" = "$1" ] || exit 1; if [ -n "$2" ]; then echo 0 > "$2" || { echo "$3"; exit 125; }; fi; '
-                 'shift 3; exec "$@"')
-"""The last step of `_setup_argv`: exit if the harness died before setpriv set the parent-death signal,
-join the cgroup, exec the command."""
+_SETUP_FAILED = f"ctxbench: cannot set the command up [{secrets.token_hex(8)}]"
+_SETUP_SCRIPT = ('[ "$PPID" = "$1" ] || exit 1; '
+                 'ulimit -t "$4" && ulimit -v "$5" && ulimit -f "$6" && ulimit -c 0 || { echo "$3"; exit 125; }; '
+                 'if [ -n "$2" ]; then echo 0 > "$2" || { echo "$3"; exit 125; }; fi; '
+                 'shift 6; exec "$@"')
+"""The shell step of `_setup_argv`: exit if the harness died before setpriv set the parent-death signal,
+set the rlimits (POSIX units: KiB for -v, 512-byte blocks for -f), join the cgroup, exec the command."""
 
 
 def _setup_argv(tools: tuple[str, ...], limits: ResourceLimits, cpu_seconds: int, cgroup: Path | None,
                 nproc: int | None, parent_pid: int) -> list[str]:
-    """What `_child_setup` does, as a chain of execs before the command: parent-death signal, no
-    address randomisation, rlimits (capped at our own hard limits), cgroup."""
-    setpriv, setarch, prlimit, sh = tools
-    names = {resource.RLIMIT_CPU: "cpu", resource.RLIMIT_AS: "as", resource.RLIMIT_FSIZE: "fsize",
-             resource.RLIMIT_CORE: "core", resource.RLIMIT_NPROC: "nproc"}
-    bounds = []
-    for which, value in _rlimits(limits, cpu_seconds, nproc):
+    """What `_child_setup` does, as execs in front of the command (setpriv, then sh; prlimit too for
+    a process-count rlimit): parent-death signal, rlimits capped at our own hard limits, cgroup.
+    Address randomisation is turned off by the spawning thread (`_fixed_addresses`)."""
+    setpriv, prlimit, sh = tools
+    value = {}
+    for which, wanted in _rlimits(limits, cpu_seconds, nproc):
         hard = resource.getrlimit(which)[1]
-        bounds.append(f"--{names[which]}={value if hard == resource.RLIM_INFINITY else min(value, hard)}")
+        value[which] = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    nproc_step = [prlimit, f"--nproc={value[resource.RLIMIT_NPROC]}", "--"] if nproc is not None else []
     target = str(cgroup / _cgroup_file(cgroup)) if cgroup is not None else ""
-    return [setpriv, "--pdeathsig", "KILL", "--", setarch, "-R", "--", prlimit, *bounds, "--",
-            sh, "-c", _SETUP_SCRIPT, "sh", str(parent_pid), target, _SETUP_FAILED]
+    return [setpriv, "--pdeathsig", "KILL", "--", *nproc_step, sh, "-c", _SETUP_SCRIPT, "sh", str(parent_pid),
+            target, _SETUP_FAILED, str(value[resource.RLIMIT_CPU]), str(value[resource.RLIMIT_AS] // 1024),
+            str(value[resource.RLIMIT_FSIZE] // 512)]
+
+
+@contextmanager
+def _fixed_addresses() -> Iterator[None]:
+    """Processes this thread starts meanwhile run without address randomisation: a personality flag,
+    kept per thread and inherited by children (the harness's own layout is fixed since its start)."""
+    personality = _libc("personality")
+    old = personality(ctypes.c_ulong(0xFFFFFFFF))  # reads the current value
+    personality(old | _ADDR_NO_RANDOMIZE)
+    try:
+        yield
+    finally:
+        personality(old)
 
 
 @lru_cache(maxsize=1)
 def _setup_tools() -> tuple[str, ...] | None:
-    """setpriv, setarch, prlimit (util-linux) and sh, when they can set a command up here (probed
-    once). Then a command starts without a fork of the harness: a fork copies the harness's page
-    tables and costs 5–20 ms for a 75 MB worker, on every test command; the exec chain costs ~2 ms."""
-    tools = tuple(shutil.which(name) or "" for name in ("setpriv", "setarch", "prlimit", "sh"))
-    if not all(tools):
+    """setpriv, prlimit (util-linux) and sh, when they set a command up here exactly as `_child_setup`
+    would (probed once). Then a command starts without a fork of the harness: a fork copies the
+    harness's page tables and costs 5–20 ms for a 75 MB worker, on every test command."""
+    tools = tuple(shutil.which(name) or "" for name in ("setpriv", "prlimit", "sh"))
+    if not all(tools) or _libc("personality") is None:
         return None
+    limits = ResourceLimits(address_space=3 * 1024**3, file_size=10 * 1024**2)
+    argv = [*_setup_argv(tools, limits, 7, None, None, os.getpid()), "cat", "/proc/self/limits", "/proc/self/personality"]
     try:
-        probe = subprocess.run([*_setup_argv(tools, ResourceLimits(), 5, None, None, os.getpid()), "true"],
-                               capture_output=True, timeout=30)
+        with _fixed_addresses():
+            probe = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return tools if probe.returncode == 0 else None
+    lines = probe.stdout.splitlines()
+    expected = {"Max cpu time": "7", "Max file size": str(10 * 1024**2), "Max address space": str(3 * 1024**3),
+                "Max core file size": "0"}
+    set_right = all(any(line.startswith(name) and line[len(name):].split()[:2] == [v, v] for line in lines)
+                    for name, v in expected.items())
+    fixed = bool(lines) and int(lines[-1], 16) & _ADDR_NO_RANDOMIZE if probe.returncode == 0 else False
+    return tools if probe.returncode == 0 and set_right and fixed else None
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -638,8 +663,9 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
         _libc("prctl"), _libc("personality")  # loaded here: the child must not load libraries
         setup = lambda: _child_setup(limits, cpu, cgroup.path if cgroup else None, nproc, me)  # noqa: E731
     try:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=setup)
+        with _fixed_addresses() if tools is not None else nullcontext():
+            proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=setup)
     except BaseException:
         if cgroup is not None:
             cgroup.remove()
