@@ -129,6 +129,8 @@ def main() -> None:
     parser.add_argument("--inspect-env", type=Path, default=os.environ.get("CTXBENCH_INSPECT_ENV"),
                         help="folder the kit's setup.sh built (venv/, tkcache/)")
     args = parser.parse_args()
+    installed = "editable" if "site-packages" not in ctxbench.harness.runner.__file__ else "from a wheel"
+    print(f"python {sys.executable} (ctxbench installed {installed}); load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         ours, mode = ctxbench_trivial(folder, args.runs, args.workers)
