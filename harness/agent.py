@@ -130,9 +130,11 @@ class Agent:
         try:
             context = self.strategy.build(out.history, self.budget)
         except (ContextOverflow, ContextLengthExceeded) as exc:
+            _count_spent(out, exc)
             raise ContextOverflowed(str(exc)) from exc
-        except TransientModelError as exc:
-            raise ModelFailed(str(exc)) from exc
+        except (TransientModelError, MalformedOutput) as exc:  # the strategy's own model call; fatal ones propagate
+            _count_spent(out, exc)
+            raise ModelFailed(f"in the strategy's build: {exc}") from exc
         ledger = context.ledger
         out.strategy_tokens += ledger.strategy_tokens
         out.strategy_completion_tokens += ledger.strategy_completion_tokens
@@ -213,3 +215,11 @@ def run_agent(history: History, strategy: Strategy, model: Model, toolbox: Toolb
               limits: Limits, deadline: float, transcript: TranscriptWriter | None = None) -> AgentOutcome:
     """Run one agent to completion. Fatal model errors propagate; everything else ends the run."""
     return Agent(strategy, model, toolbox, budget, limits, deadline, transcript).run(history)
+
+
+def _count_spent(out: AgentOutcome, exc: Exception) -> None:
+    """Add the tokens a failed build had already spent on model calls (`ModelError.ledger`)."""
+    spent = getattr(exc, "ledger", None)
+    if spent is not None:
+        out.strategy_tokens += spent.strategy_tokens
+        out.strategy_completion_tokens += spent.strategy_completion_tokens

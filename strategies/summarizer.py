@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import turn_messages
+from ctxbench.harness.models.base import MalformedOutput, ModelError
 from ctxbench.harness.records import ContextLedger, History, Turn
 from ctxbench.strategies.digest import Digest
 from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
@@ -81,7 +82,11 @@ class Summarizer:
         boundary = 0
         if trigger is not None:
             boundary = len(units) - p.keep_recent
-            cut, omitted = self._summary(history, trigger - p.keep_recent, boundary, ledger, budget)
+            try:
+                cut, omitted = self._summary(history, trigger - p.keep_recent, boundary, ledger, budget)
+            except ModelError as exc:
+                exc.ledger = ledger  # the calls that succeeded before this one are counted
+                raise
             first, last = history.turns[0].index, history.turns[boundary - 1].index
             head.append({"role": "user", "content": f"Summary of turns {first}-{last} (earlier turns, folded; "
                                                     f"the later turns follow verbatim):\n{cut}"})
@@ -156,5 +161,5 @@ class Summarizer:
             ledger.strategy_completion_tokens += budget.counter.count(completion.text or "")
         text = (completion.text or "").strip()
         if not text:
-            raise RuntimeError("summarizer: the model returned an empty summary")
+            raise MalformedOutput("summarizer: the model returned an empty summary")
         return text

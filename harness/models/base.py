@@ -20,7 +20,13 @@ class Completion:
 
 
 class ModelError(Exception):
-    """Base of provider errors."""
+    """Base of provider errors.
+
+    A strategy whose `build` fails on a model call sets `ledger` (its ContextLedger of that build) so
+    the tokens its earlier calls spent are still counted.
+    """
+
+    ledger = None
 
 
 class ContextLengthExceeded(ModelError):
