@@ -315,8 +315,8 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
                 streak.append(run)
                 if len(streak) >= MODEL_ERRORS_IN_A_ROW:
                     raise ExperimentAborted(
-                        f"{len(streak)} runs in a row ended in model_error, the endpoint failing after its retries "
-                        f"(last: {' '.join((result.error or '?').split())[:300]}); those runs are not recorded")
+                        f"{len(streak)} runs in a row ended in model_error (last: "
+                        f"{' '.join((result.error or '?').split())[:300]}); those runs are not recorded")
                 continue
             for held in streak:
                 record(held)
