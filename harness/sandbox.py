@@ -37,6 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Literal
 
+from ctxbench.harness.textcut import HeadTailBuffer
+
 __all__ = ["ProcessResult", "ResourceLimits", "Sandbox", "run_contained", "bwrap_available", "choose_sandbox",
            "fallback_warning", "process_limit_mechanism", "sweep_cgroups", "owner_tag", "process_start"]
 
@@ -511,30 +513,6 @@ def _setup_tools() -> tuple[str, ...] | None:
 
 # -- running ----------------------------------------------------------------------------------
 
-class _CappedOutput:
-    """Keeps the first and last `cap // 2` bytes of a stream, counts what falls between."""
-
-    def __init__(self, cap: int) -> None:
-        self.half = cap // 2
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def feed(self, chunk: bytes) -> None:
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head.extend(chunk[:room])
-            chunk = chunk[room:]
-        self.tail.extend(chunk)
-        if len(self.tail) > self.half:
-            self.dropped += len(self.tail) - self.half
-            del self.tail[: len(self.tail) - self.half]
-
-    def text(self) -> str:
-        middle = f"\n[… {self.dropped} bytes of output omitted …]\n" if self.dropped else ""
-        return self.head.decode(errors="replace") + middle + self.tail.decode(errors="replace")
-
-
 def _exited(pid: int) -> bool:
     """Whether `pid` has exited, without reaping it (so its process group id stays ours)."""
     try:
@@ -568,7 +546,7 @@ class _Events:
     on exit or at a deadline, never on a polling tick. Without pidfd the exit is checked every
     `_FALLBACK_POLL_S`."""
 
-    def __init__(self, proc: subprocess.Popen, pidfd: int | None, out: _CappedOutput) -> None:
+    def __init__(self, proc: subprocess.Popen, pidfd: int | None, out: HeadTailBuffer) -> None:
         assert proc.stdout is not None
         self.pid = proc.pid
         self.pidfd = pidfd
@@ -670,7 +648,7 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
         if cgroup is not None:
             cgroup.remove()
         raise
-    out = _CappedOutput(output_cap)
+    out = HeadTailBuffer(output_cap // 2, output_cap // 2)
     timed_out, limit_hit = False, None
     deadline = start + timeout_s
     pidfd = _pidfd(proc.pid)
@@ -699,7 +677,7 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
         proc.stdout.close()
         if cgroup is not None:
             cgroup.remove()
-    text = out.text()
+    text = out.text("bytes of output")
     if proc.returncode == 125 and text.startswith(_SETUP_FAILED):
         raise subprocess.SubprocessError(text.strip())
     if limit_hit:

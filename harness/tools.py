@@ -14,6 +14,7 @@ import regex as _regex  # tiktoken's dependency; unlike `re`, a match can be giv
 
 from ctxbench.harness.records import Observation, ObservationKind, ToolCall
 from ctxbench.harness.rendering import render_excerpt
+from ctxbench.harness.textcut import cap_bytes
 from ctxbench.harness.workspace import Workspace
 
 __all__ = ["TOOL_SCHEMAS", "Toolbox", "ToolResult", "ToolError", "walk_files"]
@@ -162,7 +163,7 @@ class Toolbox:
             return error(str(exc), False, args)
         except (OSError, UnicodeError) as exc:
             return error(f"{call.name}: {type(exc).__name__}: {exc}", False, args)
-        content = _cap(content, self.output_bytes)
+        content = cap_bytes(content, self.output_bytes, "bytes of tool output")
         obs = Observation(call.id, call.name, tuple(sorted(args.items(), key=lambda kv: kv[0])),
                           content, False, kind, turn, path, lines)
         return ToolResult(obs, finished=call.name == "finish", test_seconds=seconds)
@@ -307,14 +308,3 @@ def _argument_problem(tool: str, args: dict[str, Any]) -> str | None:
         if kind == "integer" and value < spec.get("minimum", value):
             return f"{tool}: argument {key!r} must be at least {spec['minimum']}"
     return None
-
-
-def _cap(content: str, limit: int) -> str:
-    """`content` within `limit` UTF-8 bytes: head and tail kept, the middle replaced by a note."""
-    data = content.encode("utf-8", errors="replace")
-    if len(data) <= limit:
-        return content
-    half = limit // 2
-    omitted = len(data) - 2 * half
-    return (data[:half].decode("utf-8", errors="ignore") + f"\n[… {omitted} bytes of tool output omitted …]\n"
-            + data[-half:].decode("utf-8", errors="ignore"))

@@ -9,12 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import turn_messages
 from ctxbench.harness.records import ContextLedger, History
+from ctxbench.harness.textcut import cut_middle
 from ctxbench.harness.tokens import REPLY_PRIMING
 from ctxbench.strategies.allocation import DEFAULT_RESERVE_RATIO, DEFAULT_SHARES, plan_context_budget
 from ctxbench.strategies.eviction import EVICTION_ORDER, EvictionItem, eviction_plan
 from ctxbench.strategies.pinned import pinned_notes
 from ctxbench.strategies.registry import StrategyServices, register_strategy
-from ctxbench.strategies.trimmer import cut_middle, tool_component
+from ctxbench.strategies.trimmer import tool_component
 
 _CAPPED = {"files": "key_files", "history": "history", "tool_output": "tool_output"}
 
@@ -91,17 +92,12 @@ class BudgetPlanner:
             ledger.act("injected", "pinned", "pinned notes: constraints, current plan, key references",
                        after=count(head[1]))
         kept = {i: turn_messages(t) for i, t in enumerate(history.turns)}
-
-        def tally() -> dict[str, int]:
-            comps = {"task": count(head[0]), "pinned": sum(count(m) for m in head[1:])}
-            for i, msgs in kept.items():
-                comps["history"] = comps.get("history", 0) + count(msgs[0])
-                for obs, msg in zip(history.turns[i].observations, msgs[1:]):
-                    comps[tool_component(obs)] = comps.get(tool_component(obs), 0) + count(msg)
-            return comps
+        comps = {"task": count(head[0]), "pinned": sum(count(m) for m in head[1:])}
+        for i in kept:
+            for component, tokens in self._turn_tokens(history, i, kept, count).items():
+                comps[component] = comps.get(component, 0) + tokens
 
         def over() -> set[str]:
-            comps = tally()
             exceeded = {c for c, cap in caps.items() if comps.get(c, 0) > cap}
             return exceeded | ({"total"} if REPLY_PRIMING + sum(comps.values()) > plan["dynamic_budget"] else set())
 
@@ -113,8 +109,9 @@ class BudgetPlanner:
                     if not exceeded:
                         break
                     if item.turn in kept and ("total" in exceeded or self._touches(history, item) & exceeded):
-                        self._reduce(cut, history, item, kept, ledger, count)
-        comps = tally()
+                        for component, delta in self._reduce(cut, history, item, kept, ledger, count).items():
+                            comps[component] = comps.get(component, 0) + delta
+        comps = {c: tokens for c, tokens in comps.items() if tokens or c in ("task", "pinned")}
         total = REPLY_PRIMING + sum(comps.values())
         if total > plan["dynamic_budget"]:
             raise ContextOverflow(
@@ -135,21 +132,41 @@ class BudgetPlanner:
         parts = {tool_component(o) for o in observations if item.call_id in (None, o.call_id)}
         return parts if item.call_id else parts | {"history"}
 
+    @staticmethod
+    def _turn_tokens(history: History, i: int, kept: dict[int, list[dict[str, Any]]],
+                     count: Callable[[dict[str, Any]], int]) -> dict[str, int]:
+        """Tokens of kept turn `i` per component: its assistant message (history) and its tool results."""
+        msgs = kept[i]
+        out = {"history": count(msgs[0])}
+        for obs, msg in zip(history.turns[i].observations, msgs[1:]):
+            out[tool_component(obs)] = out.get(tool_component(obs), 0) + count(msg)
+        return out
+
     def _reduce(self, cut: bool, history: History, item: EvictionItem, kept: dict[int, list[dict[str, Any]]],
-                ledger: ContextLedger, count: Callable[[dict[str, Any]], int]) -> None:
-        """Cut the item's long messages to head + tail, or evict it (a turn dropped, an output noted)."""
+                ledger: ContextLedger, count: Callable[[dict[str, Any]], int]) -> dict[str, int]:
+        """Cut the item's long messages to head + tail, or evict it (a turn dropped, an output noted).
+        Returns the change in tokens per component, so the caller keeps running totals."""
         turn, msgs = history.turns[item.turn], kept[item.turn]
         if not cut and item.call_id is None:
+            dropped = self._turn_tokens(history, item.turn, kept, count)
             before = sum(count(m) for m in kept.pop(item.turn))
             ledger.act("evicted", f"turn:{turn.index}", f"{item.layer}: whole turn dropped", before, 0)
-            return
-        targets = [(msgs[0], f"turn:{turn.index}", "")] if item.call_id is None else []
-        targets += [(m, o.call_id, o.tool) for o, m in zip(turn.observations, msgs[1:]) if item.call_id in (None, o.call_id)]
-        for msg, target, tool in targets:
+            return {component: -tokens for component, tokens in dropped.items()}
+        targets = [(msgs[0], f"turn:{turn.index}", "", "history")] if item.call_id is None else []
+        targets += [(m, o.call_id, o.tool, tool_component(o)) for o, m in zip(turn.observations, msgs[1:])
+                    if item.call_id in (None, o.call_id)]
+        deltas: dict[str, int] = {}
+        for msg, target, tool, component in targets:
             before, text = count(msg), msg.get("content") or ""
             if cut and len(text) > self.params.cut_chars:
                 msg["content"] = cut_middle(text, self.params.cut_chars, self.params.head_ratio)
-                ledger.act("trimmed", target, f"{item.layer}: cut to head + tail", before, count(msg))
+                after = count(msg)
+                ledger.act("trimmed", target, f"{item.layer}: cut to head + tail", before, after)
             elif not cut:
                 msg["content"] = f"[{tool} output of turn {turn.index} evicted ({item.layer}); call the tool again if needed]"
-                ledger.act("evicted", target, f"{item.layer}: output replaced by a note", before, count(msg))
+                after = count(msg)
+                ledger.act("evicted", target, f"{item.layer}: output replaced by a note", before, after)
+            else:
+                continue
+            deltas[component] = deltas.get(component, 0) + after - before
+        return deltas

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import difflib
-from importlib.metadata import entry_points
+from importlib.metadata import entry_points, packages_distributions
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ctxbench.harness.errors import did_you_mean, plain_problem
+from ctxbench.harness.errors import InputError
 from ctxbench.harness.repo_view import RepoView
 
 __all__ = ["register_strategy", "get_strategy_class", "available_strategies", "create_strategy",
-           "validate_params", "param_problems", "arm_problems", "StrategyError", "StrategyServices", "ENTRY_POINT_GROUP"]
+           "validate_params", "param_problems", "arm_problems", "StrategyError", "StrategyCollision",
+           "StrategyServices", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "ctxbench.strategies"
 
@@ -25,6 +27,13 @@ T = TypeVar("T", bound=type)
 
 class StrategyError(ValueError):
     """Unknown strategy, duplicate registration, or invalid parameters."""
+
+
+class StrategyCollision(StrategyError, InputError):
+    """Two installed packages register a strategy under the same name (exit 2 on the command line)."""
+
+    def __init__(self, message: str) -> None:
+        InputError.__init__(self, message)
 
 
 def register_strategy(name: str) -> Callable[[T], T]:
@@ -46,20 +55,38 @@ def register_strategy(name: str) -> Callable[[T], T]:
     return decorate
 
 
+def _package_of(cls: type) -> str:
+    """The distribution that ships `cls` (e.g. `ctxbench`), or its top-level module when none is known."""
+    top = cls.__module__.split(".")[0]
+    dists = packages_distributions().get(top) or [top]
+    return ", ".join(dict.fromkeys(dists))
+
+
 def _load_entry_points() -> None:
+    """Register the third-party strategies. A name that is already taken is an error naming both packages.
+
+    Raises:
+        StrategyCollision: two strategies (built-in or third-party) share a name.
+        StrategyError: an entry point fails to load.
+    """
     global _entry_points_loaded
     if _entry_points_loaded:
         return
-    _entry_points_loaded = True
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in _REGISTRY:
-            continue
+        package = ep.dist.name if ep.dist is not None else ep.value.split(":")[0].split(".")[0]
+        if ep.name in _REGISTRY and _REGISTRY[ep.name].__module__ != ep.value.split(":")[0]:
+            taken = _REGISTRY[ep.name]
+            raise StrategyCollision(
+                f"strategy {ep.name!r} of package {package} ({ep.value}) has the name of the strategy of package "
+                f"{_package_of(taken)} ({taken.__module__}:{taken.__qualname__}); one of the two must be renamed "
+                "or uninstalled")
         try:
             cls = ep.load()
         except Exception as exc:
             raise StrategyError(f"entry point {ep.name!r} ({ep.value}) failed to load: {exc}") from exc
         if ep.name not in _REGISTRY:
             register_strategy(ep.name)(cls)
+    _entry_points_loaded = True
 
 
 def available_strategies() -> dict[str, type]:

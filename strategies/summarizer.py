@@ -11,9 +11,10 @@ from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import turn_messages
 from ctxbench.harness.models.base import MalformedOutput, ModelError
 from ctxbench.harness.records import ContextLedger, History, Turn
+from ctxbench.harness.textcut import cut_middle
 from ctxbench.strategies.digest import Digest
 from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
-from ctxbench.strategies.trimmer import cut_middle, tool_component
+from ctxbench.strategies.trimmer import tool_component
 
 __all__ = ["Summarizer", "SUMMARIZE_PROMPT"]
 

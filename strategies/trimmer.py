@@ -10,26 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ctxbench.harness.context import Budget, Context
 from ctxbench.harness.history import assistant_message, tool_message
 from ctxbench.harness.records import ContextLedger, History, Observation
+from ctxbench.harness.textcut import cut_middle
 from ctxbench.strategies.registry import StrategyServices, register_strategy
 
 __all__ = ["Trimmer", "cut_middle", "carries_error", "tool_component"]
 
 _ERROR_WORDS = re.compile(r"Traceback|AssertionError|\berror\b|\bfailed\b", re.IGNORECASE)
 _REPO_TEXT_KINDS = ("file_read", "search", "listing")
-
-
-def cut_middle(text: str, keep: int, head_ratio: float = 0.5) -> str:
-    """`text` if it has at most `keep` characters, else its head and tail around a marker.
-
-    The head gets `int(keep * head_ratio)` characters, the tail the rest of `keep`; the marker
-    `[… N characters omitted …]` says how many were dropped.
-    """
-    if len(text) <= keep:
-        return text
-    head = int(keep * head_ratio)
-    tail = keep - head
-    omitted = len(text) - head - tail
-    return f"{text[:head]}\n[… {omitted} characters omitted …]\n{text[len(text) - tail:]}"
 
 
 def carries_error(obs: Observation) -> bool:

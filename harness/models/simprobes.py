@@ -19,10 +19,10 @@ from ctxbench.harness.models.goldpatch import Hunk, parse_patch
 from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.tasks import Task, load_taskset, resolve_taskset_path
+from ctxbench.harness.textcut import cut_middle
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS
 from ctxbench.strategies.summarizer import Summarizer
-from ctxbench.strategies.trimmer import cut_middle
 
 __all__ = ["Probe", "load_probe", "notice_rate", "position_probe", "repeat_probe", "window_probe",
            "trimmed_tail_probe", "forgetting_probe", "noise_probe"]

@@ -72,3 +72,14 @@ def test_a_broken_plugin_fails_the_check_with_the_rule_it_broke(tmp_path: Path) 
     assert "forgetful: FAILS the strategy contract: Forgetful on 'growing' at 0 turns: the ledger accounts for every token" \
         in checked.stderr
     assert _ctxbench(tmp_path, "strategies", "check", "forgetfull").returncode == 2
+
+
+def test_a_third_party_strategy_named_like_a_registered_one_is_an_error_naming_both_packages(tmp_path: Path) -> None:
+    _install(tmp_path, "acme_context", "acme_context", "trimmer = acme_context:Trim",
+             {"__init__.py": BROKEN.replace("class Forgetful", "class Trim")})
+    for args in (("strategies", "list"), ("run", "quickstart", "--output", str(tmp_path / "out"))):
+        result = _ctxbench(tmp_path, *args)
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr
+        assert "'trimmer'" in result.stderr and "acme_context" in result.stderr and "package ctxbench" in result.stderr
+    assert not (tmp_path / "out").exists()
