@@ -3,6 +3,7 @@
 from ctxbench.reports.compare import (FolderComparison, PairedComparison, apply_holm, compare_folders, compare_paired,
                                       compare_strategies, verdict_line)
 from ctxbench.reports.compare_report import comparison_report, strategies_report
+from ctxbench.reports.frames import TURN_COLUMNS, run_records, runs_df, turns_df
 from ctxbench.reports.fixed import FixedDifference, FixedVariablesDiffer, check_fixed_variables, fixed_differences
 from ctxbench.reports.loading import Manifest, ResultsFolder, fill_frame, load_results, runs_frame
 from ctxbench.reports.nightly import (NightlyOutcome, RegressionCheck, StrategyCheck, check_regressions, nightly_check,
@@ -15,6 +16,7 @@ from ctxbench.reports.summary import StrategySummary, summarize, summary_frame, 
 
 __all__ = [
     "load_results", "runs_frame", "fill_frame", "Manifest", "ResultsFolder",
+    "runs_df", "turns_df", "run_records", "TURN_COLUMNS",
     "wilson_interval", "mcnemar_exact", "pass_at_k", "pass_hat_k", "bootstrap_ci", "min_detectable_difference",
     "clustered_mean", "holm", "variance_parts", "plan_rows", "plan_text", "apply_holm", "strategies_report",
     "StrategySummary", "summarize", "summary_frame", "task_table",

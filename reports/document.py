@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["Heading", "Paragraph", "Notice", "Bullets", "Table", "Figure", "Block", "to_markdown", "to_html"]
+__all__ = ["Heading", "Paragraph", "Notice", "Bullets", "Table", "Figure", "Code", "Block", "to_markdown", "to_html"]
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Heading:
 
 @dataclass(frozen=True)
 class Paragraph:
-    """Text with inline Markdown (`code`, **bold**)."""
+    """Text with inline Markdown (`code`, **bold**, [links](href))."""
 
     text: str
 
@@ -45,6 +45,8 @@ class Table:
     frame: pd.DataFrame
     """Rendered as is; the index is rendered when it is named."""
     id: str = ""
+    inline: bool = False
+    """Cells hold inline Markdown (links, `code`) rendered as such in HTML."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,14 @@ class Figure:
     caption: str
 
 
-Block = Heading | Paragraph | Notice | Bullets | Table | Figure
+@dataclass(frozen=True)
+class Code:
+    """Preformatted text, shown verbatim (a fenced block in Markdown, `<pre>` in HTML)."""
+
+    text: str
+
+
+Block = Heading | Paragraph | Notice | Bullets | Table | Figure | Code
 
 
 def _cell(value: object) -> str:
@@ -94,12 +103,16 @@ def to_markdown(blocks: list[Block], base: Path) -> str:
             parts.append(_md_table(b))
         elif isinstance(b, Figure):
             parts.append(f"![{b.caption}]({Path(os.path.relpath(b.path, base)).as_posix()})\n\n*{b.caption}*")
+        elif isinstance(b, Code):
+            fence = "```" + "`" * max((len(m) - 2 for m in re.findall(r"`{3,}", b.text)), default=0)
+            parts.append(f"{fence}text\n{b.text}\n{fence}")
     return "\n\n".join(parts) + "\n"
 
 
 def _inline(text: str) -> str:
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\[([^\]]+)\]\(([^)\s\"]+)\)", r'<a href="\2">\1</a>', out)
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
 
 
@@ -107,7 +120,8 @@ def _html_table(table: Table) -> str:
     head, rows = _rows(table)
     ident = f' id="{html.escape(table.id)}"' if table.id else ""
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    cell = _inline if table.inline else html.escape
+    body = "".join("<tr>" + "".join(f"<td>{cell(c)}</td>" for c in r) + "</tr>" for r in rows)
     return f"<table{ident}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -115,7 +129,8 @@ _STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em au
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}blockquote{border-left:4px solid #d98;
 margin:1em 0;padding:.5em 1em;background:#fff6f0}figure{margin:1.5em 0}img{max-width:100%}
-figcaption{color:#555;font-size:.9em}code{background:#f3f3f3;padding:0 .2em}"""
+figcaption{color:#555;font-size:.9em}code{background:#f3f3f3;padding:0 .2em}
+pre{background:#f7f7f7;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:.85em}"""
 
 _LOAD_CHECK = """<script>window.addEventListener('load',function(){document.querySelectorAll('img').forEach(
 function(i){i.setAttribute('data-rendered',i.naturalWidth+'x'+i.naturalHeight);});});</script>"""
@@ -144,6 +159,8 @@ def to_html(blocks: list[Block], title: str) -> str:
             alt = html.escape(b.caption)
             parts.append(f'<figure><img alt="{alt}" src="data:image/png;base64,{data}">'
                          f"<figcaption>{alt}</figcaption></figure>")
+        elif isinstance(b, Code):
+            parts.append(f"<pre>{html.escape(b.text, quote=False)}</pre>")
     body = "\n".join(parts)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<style>{_STYLE}</style></head>\n<body>\n{body}\n{_LOAD_CHECK}\n</body></html>\n")

@@ -11,10 +11,12 @@ import pandas as pd
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
-from ctxbench.reports.loading import Manifest, ResultsFolder, fill_frame, load_results
+from ctxbench.reports.frames import run_records, turns_df
+from ctxbench.reports.loading import Manifest, ResultsFolder, load_results
 from ctxbench.reports.planning import plan_frame, plan_rows, plan_sentence
 from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_grid, repeat_rates, split_harness_errors,
                                       summarize, summary_frame, task_table)
+from ctxbench.reports.runview import write_run_pages
 
 __all__ = ["ReportPaths", "write_report", "report_blocks", "manifest_notices", "SIMULATED_NOTICE", "METHOD"]
 
@@ -173,7 +175,7 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
     countable, _ = split_harness_errors(runs)
     comparisons = (compare_strategies(runs, reference, order, margin=margin)
                    if reference in order and len(order) > 1 else [])
-    fill = fill_frame(folder.path)
+    fill = turns_df(folder.path)
     plots = [
         plot_completion(counted, plots_dir / "completion.png"),
         plot_stability(repeat_rates(countable), [s.strategy for s in counted], plots_dir / "stability.png"),
@@ -224,8 +226,28 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
         Heading("Tasks × strategies"),
         Paragraph("Resolved repeats / runs (harness_error runs left out)."),
         Table(task_table(runs, order).rename_axis("task", axis=0), id="tasks"),
+        *_run_index(folder),
     ]
     return blocks, summaries, plots, comparisons
+
+
+def _run_index(folder: ResultsFolder) -> list[Block]:
+    """Every run with a transcript, linked to its page (✓ resolved, ✗ not), tasks × strategies."""
+    cells: dict[tuple[str, str], list[str]] = {}
+    for r in folder.runs.sort_values("repeat").itertuples():
+        if not (folder.path / "transcripts" / r.strategy / f"{r.task_id}.{r.repeat}.jsonl.gz").is_file():
+            continue
+        href = f"runs/{r.strategy}/{r.task_id}.{r.repeat}.html"
+        cells.setdefault((r.task_id, r.strategy), []).append(f"[{'✓' if r.resolved else '✗'}{r.repeat}]({href})")
+    if not cells:
+        return []
+    tasks = list(dict.fromkeys(t for t, _ in sorted(cells)))
+    frame = pd.DataFrame([{s: " ".join(cells.get((t, s), [])) or "–" for s in folder.strategies} for t in tasks],
+                         index=pd.Index(tasks, name="task"))
+    return [Heading("Runs"),
+            Paragraph("Each run turn by turn (what the strategy changed, what the model saw and did), one page per "
+                      "run: ✓ resolved, ✗ not, then the repeat. In a terminal: `ctxbench show RUN_DIR RUN_ID`."),
+            Table(frame, id="runs", inline=True)]
 
 
 def _with_paired_columns(summary: pd.DataFrame, comparisons: list[PairedComparison]) -> pd.DataFrame:
@@ -249,8 +271,9 @@ def _csv(frame: pd.DataFrame, path: Path) -> Path:
 
 
 def write_report(run_dir: str | Path, reference: str = "baseline", margin: float = MARGIN) -> ReportPaths:
-    """Write report.md, report.html (self-contained), summary.csv, comparisons.csv and plots/*.png
-    into a results folder.
+    """Write report.md, report.html (self-contained), summary.csv, comparisons.csv, plots/*.png and
+    runs/<strategy>/<task>.<repeat>.html (one self-contained page per run with a transcript) into a
+    results folder. The figures come from `runs_df` and `turns_df` (ctxbench.reports.frames).
 
     Args:
         run_dir: A results folder (manifest.json, runs.jsonl, optional transcripts/).
@@ -262,6 +285,7 @@ def write_report(run_dir: str | Path, reference: str = "baseline", margin: float
     """
     run_dir = Path(run_dir)
     folder = load_results(run_dir)
+    write_run_pages(run_dir, run_records(folder.runs))
     blocks, summaries, plots, comparisons = report_blocks(folder, reference, run_dir / "plots", margin)
     md, page, csv = run_dir / "report.md", run_dir / "report.html", run_dir / "summary.csv"
     md.write_text(to_markdown(blocks, run_dir), encoding="utf-8")

@@ -29,10 +29,10 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from ctxbench.harness.cli import compare, export, nightly, plan, report, run, serve_sim, strategies_cmd, tasks_cmd
+    from ctxbench.harness.cli import compare, export, nightly, plan, report, run, serve_sim, show, strategies_cmd, tasks_cmd
 
     for command in (run.run, tasks_cmd.tasks, strategies_cmd.strategies, serve_sim.serve_sim, report.report,
-                    compare.compare, nightly.nightly, plan.plan, export.export_predictions):
+                    compare.compare, nightly.nightly, plan.plan, export.export_predictions, show.show):
         cli.add_command(command)
 
 

@@ -1,0 +1,26 @@
+"""`ctxbench show`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_id", required=False)
+@click.option("--full", is_flag=True, help="Print messages and tool outputs whole instead of their first characters.")
+def show(run_dir: Path, run_id: str | None, full: bool) -> None:
+    """Print run RUN_ID (strategy/task/repeat) of RUN_DIR turn by turn; without RUN_ID, list the runs."""
+    from ctxbench.reports import runs_df
+    from ctxbench.reports.runview import run_text
+
+    if run_id is None:
+        runs = runs_df(run_dir)
+        for r in runs.itertuples():
+            outcome = "resolved" if r.resolved else str(r.failure_reason)
+            click.echo(f"{r.run_id}  {outcome}  {r.turns} turns  {r.total_tokens:,} tokens")
+        click.echo(f"{len(runs)} runs; `ctxbench show {run_dir} RUN_ID` prints one turn by turn.")
+        return
+    click.echo(run_text(run_dir, run_id, full), nl=False)

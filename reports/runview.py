@@ -1,0 +1,228 @@
+"""One run, turn by turn, from its transcript: what the strategy changed, what the model saw and did.
+
+`ctxbench show RUN_DIR RUN_ID` prints it; the HTML report links every run to a self-contained page of
+the same (`runs/<strategy>/<task>.<repeat>.html`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxbench.harness.errors import InputError, did_you_mean
+from ctxbench.harness.records import (RunResult, TranscriptEnd, TranscriptHeader, TranscriptMessage,
+                                      TranscriptObservation, TranscriptTurn)
+from ctxbench.harness.results import read_results
+from ctxbench.harness.transcript import read_transcript
+from ctxbench.reports.document import Block, Bullets, Code, Heading, Notice, Paragraph, to_html, to_markdown
+
+__all__ = ["RunView", "load_run", "run_blocks", "run_page_path", "write_run_pages", "PREVIEW_CHARS"]
+
+PREVIEW_CHARS = 600
+"""Characters of a message or tool output shown before the rest is elided (unless `full`)."""
+
+
+@dataclass
+class RunView:
+    """A run's transcript read into memory, messages resolved by hash."""
+
+    result: RunResult | None
+    header: TranscriptHeader
+    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    turns: list[TranscriptTurn] = field(default_factory=list)
+    end: TranscriptEnd | None = None
+
+
+def _transcript_file(path: Path, strategy: str, task_id: str, repeat: int) -> Path:
+    return path / "transcripts" / strategy / f"{task_id}.{repeat}.jsonl.gz"
+
+
+def load_run(path: str | Path, run_id: str) -> RunView:
+    """Read run `run_id` (`strategy/task/repeat`) of a results folder.
+
+    Raises:
+        InputError: no such run, or it has no transcript.
+    """
+    path = Path(path)
+    results = {r.run_id: r for r in read_results(path / "runs.jsonl")}
+    strategy, _, rest = run_id.partition("/")
+    task_id, _, repeat = rest.rpartition("/")
+    file = _transcript_file(path, strategy, task_id, int(repeat)) if repeat.isdigit() else None
+    if file is None or not file.is_file():
+        known = sorted(results)
+        hint = did_you_mean(run_id, known)
+        raise InputError(f"{path}: no transcript for run {run_id!r}{hint}"
+                         + ("" if known else " (the folder records no runs)"))
+    view: RunView | None = None
+    try:
+        for record in read_transcript(file):
+            if isinstance(record, TranscriptHeader):
+                view = RunView(results.get(record.run_id), record)
+            elif view is None:
+                continue
+            elif isinstance(record, TranscriptMessage):
+                view.messages[record.hash] = record.message
+            elif isinstance(record, TranscriptTurn):
+                view.turns.append(record)
+            elif isinstance(record, TranscriptEnd):
+                view.end = record
+    except ValueError as exc:
+        raise InputError(f"{file}: not a transcript this version of ctxbench reads ({str(exc)[:300]})") from None
+    if view is None:
+        raise InputError(f"{file}: the transcript has no header")
+    return view
+
+
+def _preview(text: str, full: bool) -> str:
+    if full or len(text) <= PREVIEW_CHARS:
+        return text
+    return f"{text[:PREVIEW_CHARS]}\n[… {len(text) - PREVIEW_CHARS:,} more characters; --full shows them]"
+
+
+def _call(name: str, arguments: str) -> str:
+    return f"{name}({arguments})"
+
+
+def _describe(message: dict[str, Any]) -> str:
+    role = message.get("role", "?")
+    if role == "tool":
+        return f"tool {message.get('tool_call_id')}"
+    if role == "assistant" and message.get("tool_calls"):
+        return "assistant → " + ", ".join(c["function"]["name"] for c in message["tool_calls"])
+    return role
+
+
+def _sent_lines(view: RunView, turn: TranscriptTurn, previous: list[str]) -> list[str]:
+    """What the request held compared with the previous one: kept, new, changed and no longer sent.
+
+    A message is "changed" when one that answered the same tool call (or had the same role and
+    position among the first two) was sent before with other content."""
+    def key(h: str, i: int) -> str:
+        m = view.messages.get(h, {})
+        return f"tool:{m['tool_call_id']}" if m.get("role") == "tool" else f"head:{i}" if i < 2 else h
+
+    before, now = set(previous), set(turn.messages)
+    old_keys = {key(h, i): h for i, h in enumerate(previous) if h not in now}
+    new = [(i, h) for i, h in enumerate(turn.messages) if h not in before]
+    changed = [(i, h) for i, h in new if key(h, i) in old_keys]
+    gone = len(old_keys) - len(changed)
+    lines = [f"{len(turn.messages)} messages: {len(turn.messages) - len(new)} as in the previous request, "
+             f"{len(new) - len(changed)} new" + (f", {len(changed)} changed" if changed else "")
+             + (f", {gone} no longer sent" if gone else "")]
+    lines += [f"changed: {_describe(view.messages.get(h, {}))}" for _, h in changed]
+    lines += [f"new: {_describe(view.messages.get(h, {}))}" for i, h in new if (i, h) not in changed]
+    kept_keys = {key(h, i) for i, h in changed}
+    lines += [f"no longer sent: {_describe(view.messages.get(h, {}))}" for k, h in old_keys.items() if k not in kept_keys]
+    return lines
+
+
+def _observations(view: RunView) -> dict[str, tuple[int, TranscriptObservation, str]]:
+    """call id -> (turn, observation, call arguments)."""
+    out = {}
+    for turn in view.turns:
+        args = {c.id: c.arguments for c in turn.tool_calls}
+        for obs in turn.observations:
+            out[obs.call_id] = (turn.turn, obs, args.get(obs.call_id, ""))
+    return out
+
+
+def _action_key(action: Any) -> tuple:
+    return action.kind, action.target, action.reason, action.tokens_before, action.tokens_after
+
+
+def _action_blocks(view: RunView, turn: TranscriptTurn, originals: dict, full: bool, previous: set) -> list[Block]:
+    """The strategy's actions this turn: new ones in detail, those repeated from the previous turn in one line."""
+    ledger = turn.ledger
+    if not ledger.actions:
+        return [Paragraph("**Strategy**: sent the history as it is (no action).")]
+    sent = {m.get("tool_call_id"): m for m in (view.messages.get(h, {}) for h in turn.messages)
+            if m.get("role") == "tool"}
+    fresh = [a for a in ledger.actions if _action_key(a) not in previous]
+    repeated = [a for a in ledger.actions if _action_key(a) in previous]
+    blocks: list[Block] = [Paragraph(f"**Strategy**: {len(ledger.actions)} action(s), {len(fresh)} new this turn.")]
+    if repeated:
+        names = ", ".join(f"{a.kind} `{a.target}`" for a in repeated[:8]) + (" …" if len(repeated) > 8 else "")
+        blocks.append(Bullets((f"as in the previous turn: {names}",)))
+    for action in fresh:
+        line = (f"`{action.kind}` `{action.target}`: {action.tokens_before:,} → {action.tokens_after:,} tokens"
+                f" — {action.reason}")
+        blocks.append(Bullets((line,)))
+        if action.target not in originals:
+            continue
+        at, obs, arguments = originals[action.target]
+        blocks.append(Paragraph(f"Original: `{_call(obs.tool, arguments)}` at turn {at}, {obs.size:,} characters, "
+                                f"{obs.tokens:,} tokens ({obs.kind}{', error' if obs.is_error else ''})."))
+        received = sent.get(action.target)
+        if received is None:
+            blocks.append(Paragraph("The model received: nothing (the call and its result were not sent)."))
+        else:
+            content = received.get("content") or ""
+            blocks.append(Paragraph(f"The model received ({len(content):,} characters):"))
+            blocks.append(Code(_preview(content, full)))
+    return blocks
+
+
+def run_blocks(view: RunView, full: bool = False) -> list[Block]:
+    """The run as report blocks: a header, then each turn."""
+    h, r = view.header, view.result
+    blocks: list[Block] = [Heading(f"Run {h.run_id}", 1)]
+    if r is not None:
+        outcome = "resolved" if r.resolved else f"unresolved: `{r.failure_reason}`"
+        cost = f", ${r.cost_usd:,.4f}" if getattr(r, "cost_usd", None) is not None else ""
+        blocks.append(Paragraph(f"{outcome}; {r.turns} turns; {r.total_tokens:,} tokens (prompt {r.prompt_tokens:,}, "
+                                f"cached {r.cached_tokens:,}, completion {r.completion_tokens:,}, strategy "
+                                f"{r.strategy_tokens:,}){cost}; seed {r.seed}."))
+    if view.end is not None:
+        blocks.append(Paragraph(f"The loop stopped: `{view.end.stop}`" + (f" — {view.end.detail}" if view.end.detail else "")))
+    else:
+        blocks.append(Notice("The transcript has no end record: the run was killed or is still going."))
+    originals = _observations(view)
+    previous: list[str] = []
+    previous_actions: set = set()
+    for turn in view.turns:
+        u = turn.usage
+        components = ", ".join(f"{k} {v:,}" for k, v in turn.ledger.components.items() if v)
+        blocks += [
+            Heading(f"Turn {turn.turn}"),
+            Paragraph(f"Context {turn.context_tokens:,} tokens ({turn.fill:.1%} of the window): {components}. "
+                      f"Usage: prompt {u.prompt_tokens:,} (cached {u.cached_tokens:,}), completion {u.completion_tokens:,}"
+                      + (f"; the strategy's own calls {turn.ledger.strategy_prompt_tokens + turn.ledger.strategy_completion_tokens:,}"
+                         if turn.ledger.strategy_prompt_tokens or turn.ledger.strategy_completion_tokens else "") + "."),
+            *_action_blocks(view, turn, originals, full, previous_actions),
+            Paragraph("**Sent**:"), Bullets(tuple(_sent_lines(view, turn, previous))),
+        ]
+        previous, previous_actions = turn.messages, {_action_key(a) for a in turn.ledger.actions}
+        calls = "; ".join(f"`{_call(c.name, c.arguments)}`" for c in turn.tool_calls) or "no tool call"
+        blocks.append(Paragraph(f"**Model**: {json.dumps(turn.reply)} → {calls}"
+                                + (f" (malformed: {turn.malformed})" if turn.malformed else "")))
+        for obs in turn.observations:
+            blocks.append(Paragraph(f"**Tool** `{obs.call_id}` {obs.tool} [{obs.kind}{', error' if obs.is_error else ''}]: "
+                                    f"{obs.size:,} characters, {obs.tokens:,} tokens"))
+            blocks.append(Code(_preview(obs.content, full)))
+    return blocks
+
+
+def run_page_path(path: str | Path, result: RunResult) -> Path:
+    """Where the report writes the HTML page of a run."""
+    return Path(path) / "runs" / result.strategy / f"{result.task_id}.{result.repeat}.html"
+
+
+def write_run_pages(path: str | Path, results: list[RunResult]) -> dict[str, Path]:
+    """A self-contained HTML page per run that has a transcript; run id -> page."""
+    pages = {}
+    for result in results:
+        if not _transcript_file(Path(path), result.strategy, result.task_id, result.repeat).is_file():
+            continue
+        page = run_page_path(path, result)
+        page.parent.mkdir(parents=True, exist_ok=True)
+        view = load_run(path, result.run_id)
+        page.write_text(to_html(run_blocks(view, full=True), f"ctxbench run {result.run_id}"), encoding="utf-8")
+        pages[result.run_id] = page
+    return pages
+
+
+def run_text(path: str | Path, run_id: str, full: bool = False) -> str:
+    """The run as Markdown text (what `ctxbench show` prints)."""
+    return to_markdown(run_blocks(load_run(path, run_id), full), Path(path))
