@@ -402,10 +402,10 @@ class Workspace:
         """Evaluate what the patch holds: drop ignored files the patch cannot carry, reset the files
         the hidden tests touch and apply them, run the task's test files (or its FAIL_TO_PASS +
         PASS_TO_PASS ids), and read each id's outcome from the JUnit XML report."""
-        if not self._untouched():
+        if not self._untouched():  # else every file is the base's, tracked: these would change nothing
             git(["add", "-A"], self.root)
             git(["clean", "-q", "-d", "-X", "--force"], self.root)
-        self._reset_test_files()
+            self._reset_test_files()
         applied = self.apply_patch(self.task.test_patch or "")
         ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
         assert self._scratch is not None
@@ -422,7 +422,7 @@ class Workspace:
 
     def _untouched(self) -> bool:
         """Whether the workspace, .git included, is still an exact copy of a template that holds no
-        ignored files: then staging and cleaning it would change nothing (two git processes saved)."""
+        ignored files: then staging, cleaning and resetting files to the base would change nothing."""
         if self._template is None:
             return False
         snapshot = _template_snapshot(self._template)
