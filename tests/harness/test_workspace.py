@@ -83,9 +83,8 @@ def test_timeout_kills_the_whole_process_tree(tmp_path):
     child = tmp_path / "child.py"
     child.write_text(f"import time\nwhile True:\n    open({str(marker)!r}, 'w').write(str(time.time()))\n    time.sleep(0.1)\n")
     script = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, {str(child)!r}])\ntime.sleep(60)\n"
-    start = time.monotonic()
     result = run_contained([sys.executable, "-c", script], tmp_path, 1.0, env_vars(tmp_path))
-    assert result.timed_out and time.monotonic() - start < 10
+    assert result.timed_out and result.exit_code == -9
     time.sleep(0.5)
     stamp = marker.read_text()
     time.sleep(0.5)

