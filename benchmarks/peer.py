@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-import ctxbench.harness.runner
+import ctxbench.harness.single_run
 from ctxbench.harness.config import load_config
 from ctxbench.harness.history import ToolCall
 from ctxbench.harness.models.base import Completion, Usage
@@ -70,7 +70,7 @@ def build_taskset(folder: Path) -> Path:
 
 def ctxbench_trivial(folder: Path, runs: int, workers: int) -> tuple[float, str]:
     """Milliseconds per run of `runs` trivial runs, and the sandbox used."""
-    ctxbench.harness.runner.make_model = lambda config, task, counter, seed: RunTestsThenFinish()
+    ctxbench.harness.single_run.make_model = lambda config, task, counter, seed: RunTestsThenFinish()
     exp = folder / "peer.yaml"
     exp.write_text(yaml.safe_dump({
         "name": "peer", "taskset": str(build_taskset(folder / "taskset")), "repeats": runs, "workers": workers,
@@ -129,7 +129,7 @@ def main() -> None:
     parser.add_argument("--inspect-env", type=Path, default=os.environ.get("CTXBENCH_INSPECT_ENV"),
                         help="folder the kit's setup.sh built (venv/, tkcache/)")
     args = parser.parse_args()
-    installed = "editable" if "site-packages" not in ctxbench.harness.runner.__file__ else "from a wheel"
+    installed = "editable" if "site-packages" not in ctxbench.harness.single_run.__file__ else "from a wheel"
     print(f"python {sys.executable} (ctxbench installed {installed}); load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
