@@ -7,6 +7,7 @@ from pathlib import Path
 from ctxbench.harness.errors import InputError
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, FolderComparison, accounting_lines, compare_folders,
                                       compare_strategies, comparison_frame, verdict_line)
+from ctxbench.reports.fixed import strategy_differences
 from ctxbench.reports.document import Block, Bullets, Heading, Notice, Paragraph, Table, to_markdown
 from ctxbench.reports.loading import ResultsFolder, load_results
 from ctxbench.reports.report import METHOD, manifest_notices
@@ -52,6 +53,10 @@ def comparison_blocks(result: FolderComparison, reference: str, margin: float = 
         Bullets(tuple(verdict_line(c) for c in result.comparisons)),
         Table(comparison_frame(result.comparisons), id="comparison"),
     ]
+    params = [d for d in strategy_differences(a.manifest, b.manifest) if ": only in" not in d and ": new" not in d]
+    if params:
+        blocks += [Notice("**Strategies under the same label differ between A and B**: a difference below may be "
+                          "the change of params, not noise."), Bullets(tuple(params))]
     mismatched = sum(c.seed_mismatches for c in result.comparisons)
     if mismatched:
         blocks.append(Notice(f"{mismatched} pairs ran with different seeds in A and B (different experiment seeds)."))

@@ -109,3 +109,15 @@ def test_compare_command_same_fixed_variables(tmp_path, build):
     assert result.exit_code == 0, result.output
     assert "differ" not in result.output.split("# ctxbench compare")[0]
     assert "| baseline | baseline (A) | 10 |" in result.output
+
+
+def test_compare_names_strategy_params_that_differ_under_the_same_label(tmp_path, build):
+    runs = planted(build, "baseline", [True, False, True])
+    man_a, man_b = build.manifest(["baseline"]), build.manifest(["baseline"])
+    man_b["strategies"][0]["params"] = {"limit": 200}
+    a = build.write_folder(tmp_path / "a", runs, man_a)
+    b = build.write_folder(tmp_path / "b", runs, man_b)
+    result = CliRunner().invoke(compare, [str(a), str(b)])
+    assert result.exit_code == 0, result.output
+    assert "Strategies under the same label differ" in result.output
+    assert "strategy baseline: params.limit: '(missing)' -> 200" in result.output
