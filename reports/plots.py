@@ -98,6 +98,11 @@ def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     left.legend(fontsize=7, loc="lower right")
     right.axvline(1, color="black", linewidth=0.8)
     right.set_xscale("log")
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    right.xaxis.set_major_locator(FixedLocator([0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 4, 10]))
+    right.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"×{v:g}"))
+    right.xaxis.set_minor_formatter(NullFormatter())
     right.set_xlabel("token ratio (log scale), task-bootstrap CI")
     fig.suptitle("Paired differences against the reference (Holm-adjusted intervals)")
     return _save(fig, path)
