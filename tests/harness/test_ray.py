@@ -22,7 +22,8 @@ def stable(path):
 def test_ray_executor_matches_local_executor(experiment_file, tmp_path, monkeypatch):
     work = tmp_path / "work"
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(work))
-    exp = experiment_file(strategies=[{"name": "baseline"}, {"name": "trimmer", "params": {"limit": 300}}],
+    exp = experiment_file(strategies=[{"name": "baseline"},
+                                      {"name": "trimmer", "params": {"limit": 300, "keep_recent": 0}}],
                           repeats=1, workers=2)
     outputs = {}
     for executor in ("local", "ray"):
