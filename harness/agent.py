@@ -14,53 +14,16 @@ from ctxbench.harness.config import Limits
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.models.base import Completion, ContextLengthExceeded, MalformedOutput, TransientModelError
 from ctxbench.harness.protocols import Model, Strategy
+from ctxbench.harness.agent_stops import (AgentStopped, ContextOverflowed, Finished, InvalidActions, Looping,
+                                          ModelFailed, TimedOut, TokenBudgetSpent, TurnLimit)
 from ctxbench.harness.records import (History, Observation, StopReason, ToolCall, TranscriptEnd,
                                       TranscriptObservation, TranscriptTurn, Turn, Usage)
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
 from ctxbench.harness.transcript import TranscriptWriter
 
-__all__ = ["AgentOutcome", "Agent", "run_agent", "AgentStopped", "Finished", "TurnLimit", "TokenBudgetSpent",
-           "TimedOut", "Looping", "InvalidActions", "ContextOverflowed", "ModelFailed"]
+__all__ = ["AgentOutcome", "Agent", "run_agent"]
 
 _LOSS_ACTIONS = {"trimmed", "masked", "evicted", "summarized"}
-
-
-class AgentStopped(Exception):
-    """Ends the loop; `reason` becomes the run's stop reason, the message its detail."""
-
-    reason: StopReason = "harness_error"
-
-
-class Finished(AgentStopped):
-    reason = "finished"
-
-
-class TurnLimit(AgentStopped):
-    reason = "max_turns"
-
-
-class TokenBudgetSpent(AgentStopped):
-    reason = "token_budget"
-
-
-class TimedOut(AgentStopped):
-    reason = "timeout"
-
-
-class Looping(AgentStopped):
-    reason = "loop"
-
-
-class InvalidActions(AgentStopped):
-    reason = "invalid_action"
-
-
-class ContextOverflowed(AgentStopped):
-    reason = "context_overflow"
-
-
-class ModelFailed(AgentStopped):
-    reason = "model_error"
 
 
 @dataclass

@@ -19,6 +19,7 @@ import pandas as pd
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import ActionKind, Component, RunResult, TranscriptEnd, TranscriptHeader, TranscriptTurn
 from ctxbench.harness.transcript import read_transcript
+from ctxbench.reports.loading import load_results
 
 __all__ = ["runs_df", "turns_df", "run_records", "TURN_COLUMNS", "transcript_files"]
 
@@ -43,8 +44,6 @@ def runs_df(path: str | Path) -> pd.DataFrame:
     Raises:
         InputError: not a results folder, or no runs.
     """
-    from ctxbench.reports.loading import load_results
-
     return load_results(path).runs
 
 

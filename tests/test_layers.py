@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                    "ctxbench.harness.sandbox", "ctxbench.harness.workspace",
                                    "ctxbench.harness.tasks", "ctxbench.harness.swebench", "ctxbench.harness.testenv",
                                    "ctxbench.harness.protocols", "ctxbench.harness.pricing")),
-    ("agent loop, runner, executors", ("ctxbench.harness.agent", "ctxbench.harness.single_run",
+    ("agent loop, runner, executors", ("ctxbench.harness.agent", "ctxbench.harness.agent_stops", "ctxbench.harness.single_run",
                                        "ctxbench.harness.executors", "ctxbench.harness.runner",
                                        "ctxbench.harness.validate", "ctxbench.harness.serve_sim")),
     ("reports", ("ctxbench.reports", "ctxbench.reports.")),
