@@ -321,7 +321,7 @@ CASES = {
     "resume-without-output": (lambda t, r: ["run", str(_exp(t, GOOD)), "--resume"], ["--resume needs --output"], 2),
     "resume-manifest-missing": (lambda t, r: _resume(t, r, lambda o: (o / "manifest.json").unlink()), ["no manifest.json"], 2),
     "resume-manifest-corrupt": (lambda t, r: _resume(t, r, lambda o: (o / "manifest.json").write_text("{oops")),
-                                ["manifest.json", "not valid JSON"], 2),
+                                ["manifest.json", "cannot resume", "Invalid JSON"], 2),
     "resume-manifest-not-ours": (lambda t, r: _resume(t, r, lambda o: (o / "manifest.json").write_text("[]")),
                                  ["manifest.json", "not a ctxbench manifest"], 2),
     "resume-corrupt-middle-line": (lambda t, r: _resume(t, r, _corrupt_middle), ["runs.jsonl:1", "not a run record"], 2),
