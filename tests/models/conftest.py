@@ -28,17 +28,13 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.requests.append(body)
             index = len(self.server.requests) - 1
-        status, payload = self.server.script(index, body)
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._send_json(*self.server.script(index, body))
 
     def do_GET(self) -> None:
         """`GET /v1/models` (the check before a run): `server.models` as (status, body)."""
-        status, payload = self.server.models
+        self._send_json(*self.server.models)
+
+    def _send_json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
