@@ -12,6 +12,8 @@ from ctxbench.harness.records import TranscriptEnd, TranscriptHeader, Transcript
 from ctxbench.harness.transcript import read_transcript
 
 VOLATILE = {"wall_s", "model_s", "tool_s", "test_s"}
+THREE_TASKS = {"path": "smoke", "ids": ["calc-percentile-upper-bound", "textutils-contractions", "textutils-wrap-overflow"]}
+RUNS = 6  # the three tasks, 2 repeats each
 
 
 def stable(path):
@@ -35,7 +37,7 @@ def processes_running(marker: str) -> list[str]:
 
 
 def test_sigkill_then_resume_equals_uninterrupted_run(experiment_file, tmp_path):
-    exp = experiment_file(repeats=2, workers=2)
+    exp = experiment_file(taskset=THREE_TASKS, repeats=2, workers=2)
     work = tmp_path / "work"
     env = {**os.environ, "CTXBENCH_WORKDIR": str(work)}
     reference = tmp_path / "reference"
@@ -45,7 +47,7 @@ def test_sigkill_then_resume_equals_uninterrupted_run(experiment_file, tmp_path)
     runs = out / "runs.jsonl"
     rng = random.Random(4)
     kills, live_seen = 0, 0
-    for kill_after in (2, 5, 8, None):  # recorded runs at which the runner is killed; None: let it finish
+    for kill_after in (1, 3, 4, None):  # recorded runs at which the runner is killed; None: let it finish
         args = ["run", str(exp), "--output", str(out), "--no-report"] + (["--resume"] if out.exists() else [])
         proc = subprocess.Popen(ctxbench(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
         if kill_after is None:
@@ -69,11 +71,11 @@ def test_sigkill_then_resume_equals_uninterrupted_run(experiment_file, tmp_path)
     assert proc.returncode == 0, proc.stdout.read().decode()
     assert kills == 3 and live_seen >= 1
     final = stable(runs)
-    assert len(final) == 10 and len({r["run_id"] for r in final}) == 10
+    assert len(final) == RUNS and len({r["run_id"] for r in final}) == RUNS
     assert final == stable(reference / "runs.jsonl")
     assert list(work.iterdir()) == []  # what the killed runners left was swept by the next run
     assert sorted(p.name for p in (out / "transcripts").rglob("*.jsonl")) == []  # live transcripts compressed
-    assert len(list((out / "transcripts").rglob("*.jsonl.gz"))) == 10
+    assert len(list((out / "transcripts").rglob("*.jsonl.gz"))) == RUNS
 
 
 def recorded(runs):
@@ -98,7 +100,7 @@ def check_live_transcripts(out):
 
 
 def test_ctrl_c_stops_at_once_and_says_how_to_resume(experiment_file, tmp_path):
-    exp = experiment_file(repeats=2, workers=2)
+    exp = experiment_file(taskset=THREE_TASKS, repeats=2, workers=2)
     out = tmp_path / "out"
     env = {**os.environ, "CTXBENCH_WORKDIR": str(tmp_path / "work")}
     proc = subprocess.Popen(ctxbench("run", str(exp), "--output", str(out), "--no-report"), env=env,
@@ -112,12 +114,12 @@ def test_ctrl_c_stops_at_once_and_says_how_to_resume(experiment_file, tmp_path):
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr, stderr
     recorded = len(stable(runs))
-    assert 1 <= recorded < 10 and f"interrupted: {recorded} runs are recorded" in stderr and "--resume" in stderr
+    assert 1 <= recorded < RUNS and f"interrupted: {recorded} runs are recorded" in stderr and "--resume" in stderr
     assert not processes_running(str(out))
     resumed = subprocess.run(ctxbench("run", str(exp), "--output", str(out), "--no-report", "--resume"), env=env,
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    assert len(stable(runs)) == 10 and list((tmp_path / "work").iterdir()) == []
+    assert len(stable(runs)) == RUNS and list((tmp_path / "work").iterdir()) == []
 
 
 class KillsItsWorker:

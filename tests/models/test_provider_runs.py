@@ -35,17 +35,18 @@ def run_one_task(tmp_path: Path, url: str, **limits) -> dict:
 def test_smoke_through_serve_sim_matches_the_in_process_simulator(tmp_path, serve_sim, api_key):
     url = serve_sim("--config", str(SMOKE))
     over_http = subprocess.Popen(
-        cli("run", str(SMOKE), "--output", str(tmp_path / "http"), "--no-report", *(f"--set={o}" for o in via(url))),
+        cli("run", str(SMOKE), "--output", str(tmp_path / "http"), "--no-report", "--repeats", "1",
+            *(f"--set={o}" for o in via(url))),
         env=cli_env(**{TEST_KEY_ENV: TEST_KEY}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    in_process = run_experiment(prepare(load_config(SMOKE), SMOKE.parent, tmp_path / "sim"), progress=False)
+    in_process = run_experiment(prepare(load_config(SMOKE, ["repeats=1"]), SMOKE.parent, tmp_path / "sim"), progress=False)
     stdout, stderr = over_http.communicate(timeout=240)
     assert over_http.returncode == 0, stderr
 
     sim, http = runs(tmp_path / "sim"), runs(tmp_path / "http")
-    assert len(in_process) == len(sim) == len(http) == 10
+    assert len(in_process) == len(sim) == len(http) == 5
     for run_id, expected in sim.items():
         assert {k: http[run_id][k] for k in COMPARED} == {k: expected[k] for k in COMPARED}, run_id
-    assert sum(r["resolved"] for r in sim.values()) >= 5 and all(r["turns"] >= 3 for r in sim.values())
+    assert sum(r["resolved"] for r in sim.values()) >= 3 and all(r["turns"] >= 3 for r in sim.values())
     manifest = json.loads((tmp_path / "http" / "manifest.json").read_text())
     assert manifest["config"]["model"]["api_key_env"] == TEST_KEY_ENV and not manifest["simulated"]
     assert not any(TEST_KEY.encode() in p.read_bytes() for p in (tmp_path / "http").rglob("*") if p.is_file())
