@@ -8,7 +8,9 @@ Both run N samples of one trivial task, one after the other in this process tree
 - Inspect AI: its peer script (mockllm calls `bash` with `python3 -c 'print(6*7)'`, then `submit`;
   Inspect's local sandbox, no containment), timed around `eval()`.
 
-Then the contained-vs-bare overhead of one test command: `run_contained` against `subprocess.run` of
+Then the floor: the two test commands a trivial run starts, `runs` times over `workers` processes, bare
+and through `run_contained`, with nothing else around them. Then the contained-vs-bare overhead of one
+test command: `run_contained` against `subprocess.run` of
 the same argv, median of 50 each, with bubblewrap and without. It prints as its last line
 
     ctxbench_ms_per_run=<x> inspect_ms_per_sample=<y> ratio=<y/x> contained_overhead_ms=<z>
@@ -29,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -120,6 +124,30 @@ def contained_overhead(folder: Path, mode: str, samples: int = 50) -> tuple[floa
     return 1000 * statistics.median(bare), 1000 * statistics.median(contained), sandbox.mode
 
 
+def _commands(work: Path, mode: str | None, count: int) -> None:
+    env = test_env_vars(work / "repo")
+    sandbox = choose_sandbox(mode) if mode else None
+    for _ in range(count):
+        if sandbox is None:
+            subprocess.run(COMMAND, cwd=work / "repo", env=env, stdin=subprocess.DEVNULL, capture_output=True)
+        else:
+            run_contained(COMMAND, work / "repo", 30, env, sandbox, writable=work)
+
+
+def command_floor(folder: Path, runs: int, workers: int, mode: str | None) -> float:
+    """Milliseconds per run of the test commands alone: the two a trivial run starts (its `run_tests`
+    and the evaluation), `runs` times, spread over `workers` forked processes; bare (`mode` None) or
+    through `run_contained`. What a harness would take that did nothing else."""
+    work = folder / f"floor-{mode}"
+    (work / "repo").mkdir(parents=True)
+    shares = [2 * runs // workers + (i < 2 * runs % workers) for i in range(workers)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        pool.submit(int).result()  # the workers are up before the clock starts
+        start = time.perf_counter()
+        list(pool.map(_commands, [work] * workers, [mode] * workers, shares))
+        return 1000 * (time.perf_counter() - start) / runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=200)
@@ -136,6 +164,11 @@ def main() -> None:
         ours, mode = ctxbench_trivial(folder, args.runs, args.workers)
         print(f"ctxbench n={args.runs} workers={args.workers} sandbox={mode} ms_per_run={ours:.1f}")
         theirs = inspect_trivial(args.inspect_kit, args.inspect_env, args.runs)
+        bare_floor = command_floor(folder, args.runs, args.workers, None)
+        contained_floor = command_floor(folder, args.runs, args.workers, mode)
+        print(f"floor: the trivial run's 2 test commands alone, n={args.runs} workers={args.workers}: "
+              f"bare {bare_floor:.1f} ms per run, contained (sandbox {mode}) {contained_floor:.1f} ms per run; "
+              f"ctxbench's own share {ours - contained_floor:.1f} ms per run")
         overheads = []
         for requested in ("none", "bwrap"):
             bare, contained, used = contained_overhead(folder, requested)
