@@ -10,6 +10,10 @@ then trivial runs (one tool call, then finish), and prints as its last line:
 - per_run_overhead_ms: the harness's own time per trivial run, test subprocesses excluded
 - retokenized_share: tokens encoded by the tokenizer / tokens sent in contexts (caching keeps it low)
 
+Above that line it prints what the machine itself gives two processes at the time: a pure-Python
+CPU loop run twice in one process, then once in each of two processes (`machine_scaling_2w`). On a
+shared VM that figure moves between runs, and speedup_2w cannot exceed it by much.
+
 Usage: python benchmarks/overhead.py [--repeats N] [--trivial N]
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import tempfile
 import time
 from pathlib import Path
@@ -60,6 +65,26 @@ def timed_run(folder: Path, repeats: int, workers: int) -> tuple[float, list]:
     return time.monotonic() - start, results
 
 
+def _spin(n: int = 4_000_000) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def machine_scaling() -> float:
+    """How much faster two CPU-bound processes finish two loops than one process does, here and now."""
+    start = time.monotonic()
+    _spin(), _spin()
+    one = time.monotonic() - start
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pool.map(abs, [0, 0])  # both processes are up before the clock starts
+        start = time.monotonic()
+        pool.map(_spin, [4_000_000, 4_000_000], chunksize=1)
+        two = time.monotonic() - start
+    return one / two
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=2)
@@ -67,6 +92,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        scaling = machine_scaling()
+        print(f"machine_scaling_2w={scaling:.2f} (two CPU-bound processes against one, measured just now)")
         counter = counter_for("cl100k_base")
         wall1, results1 = timed_run(folder, args.repeats, 1)
         encoded, sent = counter.encoded_tokens, sum(r.prompt_tokens for r in results1)
