@@ -8,9 +8,9 @@ Both run N samples of one trivial task, one after the other in this process tree
 - Inspect AI: its peer script (mockllm calls `bash` with `python3 -c 'print(6*7)'`, then `submit`;
   Inspect's local sandbox, no containment), timed around `eval()`.
 
-Then the floor: the two test commands a trivial run starts, `runs` times over `workers` processes, bare
-and through `run_contained`, with nothing else around them. Then the contained-vs-bare overhead of one
-test command: `run_contained` against `subprocess.run` of
+The floor is measured right before ctxbench's runs: the two test commands a trivial run starts,
+`runs` times over `workers` processes, bare and through `run_contained`, with nothing else around them.
+Last, the contained-vs-bare overhead of one test command: `run_contained` against `subprocess.run` of
 the same argv, median of 50 each, with bubblewrap and without. It prints as its last line
 
     ctxbench_ms_per_run=<x> inspect_ms_per_sample=<y> ratio=<y/x> contained_overhead_ms=<z>
@@ -161,14 +161,15 @@ def main() -> None:
     print(f"python {sys.executable} (ctxbench installed {installed}); load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        mode = choose_sandbox("bwrap").mode
+        bare_floor = command_floor(folder, args.runs, args.workers, None)  # right before ctxbench: the same load
+        contained_floor = command_floor(folder, args.runs, args.workers, mode)
         ours, mode = ctxbench_trivial(folder, args.runs, args.workers)
         print(f"ctxbench n={args.runs} workers={args.workers} sandbox={mode} ms_per_run={ours:.1f}")
-        theirs = inspect_trivial(args.inspect_kit, args.inspect_env, args.runs)
-        bare_floor = command_floor(folder, args.runs, args.workers, None)
-        contained_floor = command_floor(folder, args.runs, args.workers, mode)
         print(f"floor: the trivial run's 2 test commands alone, n={args.runs} workers={args.workers}: "
               f"bare {bare_floor:.1f} ms per run, contained (sandbox {mode}) {contained_floor:.1f} ms per run; "
               f"ctxbench's own share {ours - contained_floor:.1f} ms per run")
+        theirs = inspect_trivial(args.inspect_kit, args.inspect_env, args.runs)
         overheads = []
         for requested in ("none", "bwrap"):
             bare, contained, used = contained_overhead(folder, requested)
