@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
@@ -95,16 +97,29 @@ def test_two_locks_in_one_process_conflict_and_release_frees(tmp_path):
     FolderLock.acquire(tmp_path / "a" / "b").release()
 
 
-def _recorded(exp: Path, out: Path) -> list[str]:
-    result = cli_run(exp, out)
+@pytest.fixture(scope="module")
+def finished_folder(tmp_path_factory) -> tuple[Path, Path]:
+    """An experiment of one task x 3 repeats and its finished results folder (run once; tests copy it)."""
+    base = tmp_path_factory.mktemp("recorded")
+    exp = base / "exp.yaml"
+    exp.write_text(yaml.safe_dump({"name": "t", "taskset": ONE_TASK, "strategies": [{"name": "baseline"}],
+                                   "repeats": 3, "workers": 1, "sandbox": "none"}))
+    result = cli_run(exp, base / "out")
     assert result.exit_code == 0, result.output
-    return (out / "runs.jsonl").read_text().splitlines(keepends=True)
+    return exp, base / "out"
 
 
-def test_a_corrupt_line_before_the_last_stops_resume_and_nothing_is_rewritten(experiment_file, tmp_path):
-    exp = experiment_file(taskset=ONE_TASK, repeats=3)
+@pytest.fixture
+def recorded(finished_folder, tmp_path) -> tuple[Path, Path, list[str]]:
+    """The experiment, this test's copy of its finished results folder, and the lines of its runs.jsonl."""
+    exp, source = finished_folder
     out = tmp_path / "out"
-    lines = _recorded(exp, out)
+    shutil.copytree(source, out)
+    return exp, out, (out / "runs.jsonl").read_text().splitlines(keepends=True)
+
+
+def test_a_corrupt_line_before_the_last_stops_resume_and_nothing_is_rewritten(recorded):
+    exp, out, lines = recorded
     lines[1] = lines[1][:40] + "\n"  # a line cut in the middle, with a valid run after it
     (out / "runs.jsonl").write_text("".join(lines[:-1]))  # and one run missing, for resume to do
     before = (out / "runs.jsonl").read_bytes()
@@ -114,10 +129,8 @@ def test_a_corrupt_line_before_the_last_stops_resume_and_nothing_is_rewritten(ex
     assert (out / "runs.jsonl").read_bytes() == before
 
 
-def test_a_torn_last_line_is_repaired_and_every_valid_run_kept(experiment_file, tmp_path):
-    exp = experiment_file(taskset=ONE_TASK, repeats=3)
-    out = tmp_path / "out"
-    lines = _recorded(exp, out)
+def test_a_torn_last_line_is_repaired_and_every_valid_run_kept(recorded):
+    exp, out, lines = recorded
     (out / "runs.jsonl").write_text("".join(lines[:-1]) + lines[-1][:30])
     result = cli_run(exp, out, "--resume")
     assert result.exit_code == 0, result.output
@@ -126,20 +139,16 @@ def test_a_torn_last_line_is_repaired_and_every_valid_run_kept(experiment_file, 
     assert [r["run_id"] for r in runs] == [json.loads(line)["run_id"] for line in lines]
 
 
-def test_a_last_run_missing_only_its_newline_is_kept(experiment_file, tmp_path):
-    exp = experiment_file(taskset=ONE_TASK, repeats=3)
-    out = tmp_path / "out"
-    lines = _recorded(exp, out)
+def test_a_last_run_missing_only_its_newline_is_kept(recorded):
+    exp, out, lines = recorded
     (out / "runs.jsonl").write_text("".join(lines).rstrip("\n"))
     result = cli_run(exp, out, "--resume")
     assert result.exit_code == 0 and "repaired" not in result.output, result.output
     assert (out / "runs.jsonl").read_text().splitlines(keepends=True) == lines
 
 
-def test_a_run_recorded_twice_stops_resume(experiment_file, tmp_path):
-    exp = experiment_file(taskset=ONE_TASK, repeats=3)
-    out = tmp_path / "out"
-    lines = _recorded(exp, out)
+def test_a_run_recorded_twice_stops_resume(recorded):
+    exp, out, lines = recorded
     (out / "runs.jsonl").write_text("".join(lines + lines[:1]))
     result = cli_run(exp, out, "--resume")
     assert result.exit_code == 2 and f":{len(lines) + 1}: run " in result.output, result.output
