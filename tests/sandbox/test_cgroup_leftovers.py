@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +25,28 @@ def dead_owner_tag() -> str:
     return subprocess.run([sys.executable, "-c", DEAD], capture_output=True, text=True, check=True).stdout.strip()
 
 
+@pytest.fixture
+def own_parent(monkeypatch) -> Path:
+    """A cgroup of this test's own, made the parent of ctxbench's cgroups for the test. Named after this
+    process, it is left alone by the sweeps of other ctxbench processes on the machine (another pytest
+    process among them), which would otherwise remove the planted leftovers before this test's sweep."""
+    private = _PidsCgroup.parent() / f"ctxbench-{owner_tag()}-{10**9 + 7}"
+    private.mkdir()
+    try:
+        (private / "cgroup.subtree_control").write_text("+pids")  # cgroup v2; v1 has no such file
+    except OSError:
+        pass
+    monkeypatch.setattr(_PidsCgroup, "parent", staticmethod(lambda: private))
+    yield private
+    for child in private.iterdir():
+        if child.is_dir():
+            _PidsCgroup(child).remove()
+    private.rmdir()
+
+
 @needs_cgroup
-def test_cgroups_of_dead_owners_are_swept_and_live_ones_kept():
-    base = _PidsCgroup.parent()
+def test_cgroups_of_dead_owners_are_swept_and_live_ones_kept(own_parent):
+    base = own_parent
     dead = [base / f"ctxbench-{dead_owner_tag()}-0", base / f"ctxbench-{dead_owner_tag()}-7"]
     mine = base / f"ctxbench-{owner_tag()}-999999"
     for path in (*dead, mine):
@@ -41,8 +61,8 @@ def test_cgroups_of_dead_owners_are_swept_and_live_ones_kept():
 
 
 @needs_cgroup
-def test_a_run_sweeps_what_a_killed_runner_left(experiment_file, tmp_path):
-    left = _PidsCgroup.parent() / f"ctxbench-{dead_owner_tag()}-3"
+def test_a_run_sweeps_what_a_killed_runner_left(experiment_file, tmp_path, own_parent):
+    left = own_parent / f"ctxbench-{dead_owner_tag()}-3"
     left.mkdir()
     try:
         result = CliRunner().invoke(cli, ["run", str(experiment_file(taskset={"path": "smoke", "ids": ["calc-median-even-length"]})),

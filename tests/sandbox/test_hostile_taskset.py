@@ -11,7 +11,7 @@ from sandbox_helpers import needs_bwrap, write_experiment
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.runner import prepare, run_experiment
-from ctxbench.harness.sandbox import _descendants
+from ctxbench.harness.sandbox import _descendants, owner_tag
 
 SCRIPT = [("write_file", {"path": "notes.txt", "content": "looked around\n"}), ("run_tests", {}), ("finish", {})]
 
@@ -28,7 +28,9 @@ EXPECTED = {
 
 
 def _leftovers(task_ids: list[str]) -> list[str]:
-    """Live processes still working in one of the hostile tasks' workspaces, or running their tests."""
+    """Live processes still working in one of this process's workspaces of the hostile tasks, or running
+    their tests (the workspaces' names start with their owner's tag; another test process may be running
+    hostile tasks of its own)."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -38,7 +40,8 @@ def _leftovers(task_ids: list[str]) -> list[str]:
             cmdline = open(f"/proc/{entry.name}/cmdline", "rb").read().decode(errors="replace")
         except OSError:
             continue
-        if any(re.search(rf"/ctxbench-run-\d+\.\d+-{re.escape(t)}-", cwd + "\0" + cmdline) for t in task_ids):
+        if any(re.search(rf"/ctxbench-run-{re.escape(owner_tag())}-{re.escape(t)}-", cwd + "\0" + cmdline)
+               for t in task_ids):
             found.append(f"{entry.name}: {cmdline[:200]}")
     return found
 
