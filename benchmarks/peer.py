@@ -6,7 +6,8 @@ Both run N samples of one trivial task, one after the other in this process tree
   `finish`; the evaluation runs the command again; 2 workers, the bubblewrap sandbox (where it works),
   timed from `prepare` to the end of `run_experiment` (workspaces, results and transcripts written).
 - Inspect AI: its peer script (mockllm calls `bash` with `python3 -c 'print(6*7)'`, then `submit`;
-  Inspect's local sandbox, no containment), timed around `eval()`.
+  Inspect's local sandbox, no containment), timed around `eval()`. Its bash tool runs a login shell:
+  the peer gets an empty HOME, so no user start-up file (a pyenv shim on PATH, say) slows it down.
 
 The floor is measured right before ctxbench's runs: the two test commands a trivial run starts,
 `runs` times over `workers` processes, bare and through `run_contained`, with nothing else around them.
@@ -97,8 +98,12 @@ def inspect_trivial(kit: Path | None, env: Path | None, runs: int) -> float | No
               "and an offline tiktoken cache under DIR), then pass --inspect-kit KIT --inspect-env DIR "
               "(or set CTXBENCH_INSPECT_KIT and CTXBENCH_INSPECT_ENV)", file=sys.stderr)
         return None
-    proc = subprocess.run([str(python), str(kit / "agentic.py"), str(runs)], capture_output=True, text=True,
-                          env={**os.environ, "TIKTOKEN_CACHE_DIR": str(env / "tkcache")})
+    # Inspect's bash tool runs a login shell, which reads the user's shell start-up files; an empty HOME
+    # keeps them out (a ~/.bashrc that puts a pyenv shim first on PATH costs ~160 ms a `python3` start,
+    # which would be charged to Inspect). Its `python3` is then the system's, found on the login PATH.
+    with tempfile.TemporaryDirectory(prefix="ctxbench-peer-home-") as home:
+        proc = subprocess.run([str(python), str(kit / "agentic.py"), str(runs)], capture_output=True, text=True,
+                              env={**os.environ, "HOME": home, "TIKTOKEN_CACHE_DIR": str(env / "tkcache")})
     match = re.search(r"ms_per_sample=([0-9.]+)", proc.stdout)
     if proc.returncode != 0 or match is None:
         sys.exit(f"the Inspect AI peer failed (exit {proc.returncode}):\n{proc.stdout[-1000:]}{proc.stderr[-2000:]}")
