@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 from pathlib import Path
 from typing import Any
 
@@ -31,3 +32,13 @@ def experiment_file(tmp_path: Path):
         return path
 
     return make
+
+
+@pytest.fixture
+def one_ray_at_a_time(tmp_path_factory):
+    """Held by each test that starts Ray, so the pytest processes of a run (pytest-xdist) never start
+    two Ray runtimes at once: on a loaded 2-core machine two of them starve each other for minutes."""
+    shared = tmp_path_factory.getbasetemp().parent  # the same folder for every process of the run
+    with open(shared / "ctxbench-ray-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

@@ -49,7 +49,7 @@ def local_run(tmp_path_factory):
     return exp, folder / "local"
 
 
-def test_ray_executor_matches_local_executor(local_run, tmp_path, monkeypatch):
+def test_ray_executor_matches_local_executor(local_run, tmp_path, monkeypatch, one_ray_at_a_time):
     exp, local_out = local_run
     work = tmp_path / "work"
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(work))
@@ -72,7 +72,7 @@ def test_ray_executor_matches_local_executor(local_run, tmp_path, monkeypatch):
     assert ray_t == local_t and all(b'"turn"' in t for t in ray_t)
 
 
-def test_ray_executor_joins_a_running_cluster_and_leaves_it_running(local_run, tmp_path):
+def test_ray_executor_joins_a_running_cluster_and_leaves_it_running(local_run, tmp_path, one_ray_at_a_time):
     exp, local_out = local_run
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

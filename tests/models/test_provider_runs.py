@@ -53,12 +53,15 @@ def test_smoke_through_serve_sim_matches_the_in_process_simulator(tmp_path, serv
 
 
 @pytest.mark.parametrize("executor", ["local", "ray"])
-def test_an_authentication_error_stops_the_experiment(tmp_path, scripted_endpoint, api_key, executor):
+def test_an_authentication_error_stops_the_experiment(tmp_path, scripted_endpoint, api_key, executor, request):
+    if executor == "ray":
+        request.getfixturevalue("one_ray_at_a_time")
     server = scripted_endpoint([(401, api_error("Incorrect API key provided.", code="invalid_api_key"))])
     proc = subprocess.run(cli("run", str(SMOKE), "--output", str(tmp_path / "out"), "--no-report", "--repeats", "6",
                               "--workers", "2", f"--set=executor={executor}",
                               *(f"--set={o}" for o in via(server.url))),
-                          env=cli_env(**{TEST_KEY_ENV: TEST_KEY}), capture_output=True, text=True, timeout=120)
+                          env=cli_env(**{TEST_KEY_ENV: TEST_KEY}), capture_output=True, text=True,
+                          timeout=300)  # a guard against a hang, not a speed claim
     assert proc.returncode == 3, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "authentication" in errors[0] and "401" in errors[0]
