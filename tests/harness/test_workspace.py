@@ -82,8 +82,10 @@ def test_timeout_kills_the_whole_process_tree(tmp_path):
     marker = tmp_path / "alive"
     child = tmp_path / "child.py"
     child.write_text(f"import time\nwhile True:\n    open({str(marker)!r}, 'w').write(str(time.time()))\n    time.sleep(0.1)\n")
-    script = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, {str(child)!r}])\ntime.sleep(60)\n"
-    result = run_contained([sys.executable, "-c", script], tmp_path, 1.0, env_vars(tmp_path))
+    script = (f"import os, subprocess, sys, time\nsubprocess.Popen([sys.executable, {str(child)!r}])\n"
+              f"while not os.path.exists({str(marker)!r}):\n    time.sleep(0.01)\ntime.sleep(60)\n")
+    # 5 s: time enough for the grandchild to start on a loaded machine; the script sleeps only once it has
+    result = run_contained([sys.executable, "-c", script], tmp_path, 5.0, env_vars(tmp_path))
     assert result.timed_out and result.exit_code == -9
     time.sleep(0.5)
     stamp = marker.read_text()

@@ -153,8 +153,10 @@ def test_timeout_kills_children_even_those_in_a_new_session(scratch, mode):
         pytest.skip("no bwrap")
     marker = scratch / "alive"
     code = (f"import os, time\nif os.fork() == 0:\n    os.setsid()\n    while True:\n"
-            f"        open({str(marker)!r}, 'w').write(str(time.time()))\n        time.sleep(0.1)\ntime.sleep(60)")
-    r = run(scratch, code, Sandbox(mode), timeout=1.0)
+            f"        open({str(marker)!r}, 'w').write(str(time.time()))\n        time.sleep(0.1)\n"
+            f"while not os.path.exists({str(marker)!r}):\n    time.sleep(0.01)\ntime.sleep(60)")
+    # 5 s: time enough for the child to start on a loaded machine; the parent sleeps only once it has
+    r = run(scratch, code, Sandbox(mode), timeout=5.0)
     assert r.timed_out and r.exit_code == -9
     time.sleep(0.3)
     stamp = marker.read_text()
