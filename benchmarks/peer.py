@@ -3,14 +3,15 @@
 Both run N samples of one trivial task, one after the other in this process tree, at the same load:
 
 - ctxbench: a scripted model calls `run_tests`, whose command is `<this python> -c 'print(6*7)'`, then
-  `finish`; the evaluation runs the command again; 2 workers, the bubblewrap sandbox (where it works),
+  `finish`; the run changes nothing, so it is judged on the base's evaluation, which runs the command
+  once per worker (docs/tasksets.md); 2 workers, the bubblewrap sandbox (where it works),
   timed from `prepare` to the end of `run_experiment` (workspaces, results and transcripts written).
 - Inspect AI: its peer script (mockllm calls `bash` with `python3 -c 'print(6*7)'`, then `submit`;
   Inspect's local sandbox, no containment), timed around `eval()`. Its bash tool runs a login shell:
   the peer gets an empty HOME, so no user start-up file (a pyenv shim on PATH, say) slows it down.
 
-The floor is measured right before ctxbench's runs: the two test commands a trivial run starts,
-`runs` times over `workers` processes, bare and through `run_contained`, with nothing else around them.
+The floor is measured right before ctxbench's runs: the test command a trivial run starts (its
+`run_tests`), `runs` times over `workers` processes, bare and through `run_contained`, with nothing else around them.
 Last, the contained-vs-bare overhead of one test command: `run_contained` against `subprocess.run` of
 the same argv, median of 50 each, with bubblewrap and without. It prints as its last line
 
@@ -140,12 +141,12 @@ def _commands(work: Path, mode: str | None, count: int) -> None:
 
 
 def command_floor(folder: Path, runs: int, workers: int, mode: str | None) -> float:
-    """Milliseconds per run of the test commands alone: the two a trivial run starts (its `run_tests`
-    and the evaluation), `runs` times, spread over `workers` forked processes; bare (`mode` None) or
-    through `run_contained`. What a harness would take that did nothing else."""
+    """Milliseconds per run of the test command alone, as a trivial run starts it (its `run_tests`),
+    `runs` times, spread over `workers` forked processes; bare (`mode` None) or through `run_contained`.
+    What a harness would take that did nothing else."""
     work = folder / f"floor-{mode}"
     (work / "repo").mkdir(parents=True)
-    shares = [2 * runs // workers + (i < 2 * runs % workers) for i in range(workers)]
+    shares = [runs // workers + (i < runs % workers) for i in range(workers)]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
         pool.submit(int).result()  # the workers are up before the clock starts
         start = time.perf_counter()
@@ -171,7 +172,7 @@ def main() -> None:
         contained_floor = command_floor(folder, args.runs, args.workers, mode)
         ours, mode = ctxbench_trivial(folder, args.runs, args.workers)
         print(f"ctxbench n={args.runs} workers={args.workers} sandbox={mode} ms_per_run={ours:.1f}")
-        print(f"floor: the trivial run's 2 test commands alone, n={args.runs} workers={args.workers}: "
+        print(f"floor: the trivial run's test command alone, n={args.runs} workers={args.workers}: "
               f"bare {bare_floor:.1f} ms per run, contained (sandbox {mode}) {contained_floor:.1f} ms per run; "
               f"ctxbench's own share {ours - contained_floor:.1f} ms per run")
         theirs = inspect_trivial(args.inspect_kit, args.inspect_env, args.runs)

@@ -24,7 +24,7 @@ from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
 from ctxbench.harness.transcript import TranscriptWriter, compress_transcript
 from ctxbench.harness.validate import base_collection_failure
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.workspace import Workspace, base_evaluation
 from ctxbench.strategies import StrategyServices, create_strategy
 
 __all__ = ["RunSpec", "RunContext", "FinishedRun", "run_seed", "counter_for", "make_budget", "run_one",
@@ -135,7 +135,11 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         outcome = run_agent(history, strategy, model, toolbox, budget, config.limits,
                             start + config.limits.run_timeout_s, transcript)
         patch = ws.diff()
-        evaluation = ws.evaluate(config.limits.test_timeout_s)
+        if patch or config.keep_workspaces:  # a kept workspace shows what its own evaluation saw
+            evaluation = ws.evaluate(config.limits.test_timeout_s)
+        else:  # no change: the base's evaluation, run once per task in this process
+            evaluation = base_evaluation(task, ctx.interpreters[task.id], config.limits.test_timeout_s,
+                                         ctx.sandbox, ws)
         fault = None
         if not evaluation.resolved and evaluation.not_collected:
             fault = base_collection_failure(task, ctx.interpreters[task.id], config.limits.test_timeout_s,

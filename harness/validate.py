@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from ctxbench.harness.records import Task, Taskset
 from ctxbench.harness.sandbox import Sandbox
 from ctxbench.harness.testenv import command_problem, resolve_interpreter
-from ctxbench.harness.workspace import Evaluation, Workspace
+from ctxbench.harness.workspace import Evaluation, Workspace, base_evaluation
 
 __all__ = ["TaskValidation", "validate_task", "validate_taskset", "base_collection_failure"]
 
@@ -26,22 +26,12 @@ def _not_collected(evaluation: Evaluation) -> str:
     return f"the tests could not be collected (exit code {evaluation.exit_code}; see the output)"
 
 
-_BASE_CHECKS: dict[tuple[str, str, str], str | None] = {}
-
-
 def base_collection_failure(task: Task, python: str, timeout_s: float, sandbox: Sandbox) -> str | None:
     """The test output when the task's tests cannot be collected at the base commit (with its hidden
     tests applied): the taskset's or its environment's fault, not an agent's. None when they can.
-    Checked once per task, interpreter and process."""
-    key = (task.id, str(task.repo_dir), python)
-    if key not in _BASE_CHECKS:
-        ws = Workspace.create(task, python, sandbox=sandbox)
-        try:
-            evaluation = ws.evaluate(timeout_s)
-        finally:
-            ws.cleanup()
-        _BASE_CHECKS[key] = evaluation.output_tail if evaluation.not_collected else None
-    return _BASE_CHECKS[key]
+    Checked once per task, interpreter and process (`base_evaluation`)."""
+    evaluation = base_evaluation(task, python, timeout_s, sandbox)
+    return evaluation.output_tail if evaluation.not_collected else None
 
 
 def validate_task(task: Task, python: str, timeout_s: float = 120.0, sandbox: Sandbox = Sandbox()) -> TaskValidation:

@@ -11,7 +11,7 @@ import stat
 import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -20,7 +20,7 @@ from ctxbench.harness.sandbox import ProcessResult, Sandbox, owner_tag, process_
 from ctxbench.harness.paths import check_repository
 from ctxbench.harness.testenv import test_argv, test_env_vars
 
-__all__ = ["prepare_template", "remove_templates", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError", "patch_paths"]
+__all__ = ["prepare_template", "remove_templates", "base_evaluation", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError", "patch_paths"]
 
 TestOutcome = Literal["passed", "failed", "error", "skipped", "missing"]
 
@@ -146,6 +146,7 @@ def remove_templates() -> None:
     _TEMPLATES.clear()
     _TEMPLATE_STATE.clear()
     _SNAPSHOTS.clear()
+    _BASE_EVALUATIONS.clear()
 
 
 atexit.register(remove_templates)
@@ -431,3 +432,32 @@ class Workspace:
     def cleanup(self) -> None:
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+_BASE_EVALUATIONS: dict[tuple[Path, str, str, float, Sandbox], Evaluation] = {}
+
+
+def base_evaluation(task: Task, python: str, timeout_s: float, sandbox: Sandbox,
+                    ws: Workspace | None = None) -> Evaluation:
+    """The evaluation of the task's base (its hidden tests applied), run once per template (so once
+    per task and process for an experiment), interpreter, timeout and sandbox; later calls return
+    it with `seconds` 0, since no test ran for them.
+
+    A run whose patch is empty is judged on exactly the base: staging its workspace leaves out only
+    the files git ignores, and evaluation deletes those first. Such a run passes its own workspace
+    as `ws` (the first one is evaluated there); without `ws` a fresh workspace is made.
+    """
+    key = (prepare_template(task), task.id, python, timeout_s, sandbox)
+    cached = _BASE_EVALUATIONS.get(key)
+    if cached is not None:
+        return replace(cached, seconds=0.0)
+    if ws is None:
+        fresh = Workspace.create(task, python, sandbox=sandbox)
+        try:
+            evaluation = fresh.evaluate(timeout_s)
+        finally:
+            fresh.cleanup()
+    else:
+        evaluation = ws.evaluate(timeout_s)
+    _BASE_EVALUATIONS[key] = evaluation
+    return evaluation
