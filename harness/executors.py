@@ -245,7 +245,8 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
     if started:
         address = ctx.config.ray_address
         try:
-            ray.init(address=address, num_cpus=None if address else workers,
+            # "local": a runtime of its own even where `ray start` left a cluster running (None would join it)
+            ray.init(address=address or "local", num_cpus=None if address else workers,
                      include_dashboard=False, log_to_driver=False, logging_level="WARNING")
         except ConnectionError as exc:
             raise ExecutorFailed(f"cannot join the Ray cluster at {address}: {exc} (a cluster with token "

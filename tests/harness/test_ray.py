@@ -72,7 +72,7 @@ def test_ray_executor_matches_local_executor(local_run, tmp_path, monkeypatch, o
     assert ray_t == local_t and all(b'"turn"' in t for t in ray_t)
 
 
-def test_ray_executor_joins_a_running_cluster_and_leaves_it_running(local_run, tmp_path, one_ray_at_a_time):
+def test_ray_executor_joins_a_running_cluster_leaves_it_running_and_joins_no_other(local_run, tmp_path, one_ray_at_a_time):
     exp, local_out = local_run
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -96,6 +96,14 @@ def test_ray_executor_joins_a_running_cluster_and_leaves_it_running(local_run, t
         status = subprocess.run([*ray_cli, "status", f"--address=127.0.0.1:{port}"], env=env, capture_output=True,
                                 text=True, timeout=60)
         assert status.returncode == 0 and "CPU" in status.stdout, status.stderr  # the cluster was left running
+        # Without ray_address a run starts its own runtime even where a cluster runs and RAY_ADDRESS names it
+        # (joining it would also fail: num_cpus cannot be given to a running cluster).
+        own = subprocess.run(
+            [sys.executable, "-c", "from ctxbench.harness.cli import main; main()", "run", str(exp), "--output",
+             str(tmp_path / "own"), "--no-report", "--set", "executor=ray"],
+            env={**env, "RAY_ADDRESS": f"127.0.0.1:{port}"}, capture_output=True, text=True, timeout=300)
+        assert own.returncode == 0, own.stderr
+        assert stable(tmp_path / "own" / "runs.jsonl") == stable(local_out / "runs.jsonl")
     finally:
         stop_cluster(ray_tmp)
         shutil.rmtree(ray_tmp, ignore_errors=True)
