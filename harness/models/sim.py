@@ -31,6 +31,7 @@ import random
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -184,8 +185,10 @@ class _View:
         return out
 
 
-def _identifiers(text: str, limit: int) -> list[tuple[str, bool]]:
-    """Names worth searching for, in order of appearance: (name, looks like a call or class)."""
+@lru_cache(maxsize=1024)
+def _identifiers(text: str, limit: int) -> tuple[tuple[str, bool], ...]:
+    """Names worth searching for, in order of appearance: (name, looks like a call or class).
+    (Cached, as the other readings of the task statement below: each turn asks again.)"""
     seen: dict[str, bool] = {}
     spans = [m.group(1).strip() for m in _BACKTICK.finditer(text)]
     for chunk in spans + [text]:
@@ -198,10 +201,11 @@ def _identifiers(text: str, limit: int) -> list[tuple[str, bool]]:
                 continue
             if name not in seen:
                 seen[name] = call or name[0].isupper()
-    return list(seen.items())[:limit]
+    return tuple(seen.items())[:limit]
 
 
-def _keywords(text: str, limit: int) -> list[str]:
+@lru_cache(maxsize=1024)
+def _keywords(text: str, limit: int) -> tuple[str, ...]:
     """Plain words of the task statement worth a search: upper-case names first, then long words."""
     codeish = {n for n, _ in _identifiers(text, 100)}
     errors = " ".join(re.findall(r"\b\w+(?:Error|Exception): (.*)", text)).replace('"', " ")
@@ -217,14 +221,15 @@ def _keywords(text: str, limit: int) -> list[str]:
               if w not in _PLAIN | _COMMON]
     programs = {w.lower() for w in re.findall(r"(?:\$ |\bfrom |\bimport |-m |^ {4,})(\w+)(?= )", text, flags=re.M)}
     out = [w for w in dict.fromkeys(first + upper + long) if w not in codeish and w.lower() not in programs]
-    return out[:limit]
+    return tuple(out[:limit])
 
 
-def _task_stems(task: str, words: list[str]) -> set[str]:
+@lru_cache(maxsize=1024)
+def _task_stems(task: str, words: tuple[str, ...]) -> frozenset[str]:
     """Stems of the task's names (and of their snake_case parts) and of its plain words."""
     names = [n.lower() for n, _ in _identifiers(task, 100)]
-    return {_stem(p) for n in names for p in [n, *n.split("_")] if len(p) >= 4} | \
-        {_stem(w) for w in [*words, *_keywords(task, 100)]}
+    return frozenset({_stem(p) for n in names for p in [n, *n.split("_")] if len(p) >= 4} |
+                     {_stem(w) for w in [*words, *_keywords(task, 100)]})
 
 
 def _stem(word: str) -> str:
@@ -525,7 +530,7 @@ class SimModel:
                     out.append((name, query))
         return out[:4]
 
-    def _imported_modules(self, v: _View, task: str, words: list[str]) -> list[str]:
+    def _imported_modules(self, v: _View, task: str, words: tuple[str, ...]) -> list[str]:
         """Modules of the repository imported by the latest source excerpts whose names the task uses."""
         wanted = _task_stems(task, words)
         out: list[str] = []
@@ -553,7 +558,7 @@ class SimModel:
                     out.append(path)
         return out[:2]
 
-    def _read_on(self, v: _View, task: str, words: list[str]) -> list[tuple[str, int, int]]:
+    def _read_on(self, v: _View, task: str, words: tuple[str, ...]) -> list[tuple[str, int, int]]:
         """The next lines of the latest source excerpts that mention the task and stop before the file ends."""
         stems = {n.lower() for n, _ in _identifiers(task, 100)} | {_stem(w) for w in _keywords(task, 100)}
         out = []
@@ -566,7 +571,7 @@ class SimModel:
                 out.append((e.path, e.end + 1, min(e.total, e.end + self.p.read_window)))
         return out
 
-    def _listed_files(self, v: _View, task: str, words: list[str]) -> list[str]:
+    def _listed_files(self, v: _View, task: str, words: tuple[str, ...]) -> list[str]:
         """Source files in a visible listing whose names match a name or a word of the task."""
         stems = _task_stems(task, words)
         out = []
