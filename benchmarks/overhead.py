@@ -1,7 +1,8 @@
 """Harness overhead on this machine.
 
 Runs a fixed experiment (the smoke taskset, two strategies, the simulator) with 1 and 2 workers,
-then trivial runs (one tool call, then finish), and prints as its last line:
+alternated for `--rounds` rounds (the figures are the rounds' medians: on a shared VM one pair says
+little), then trivial runs (one tool call, then finish), and prints as its last line:
 
     overhead_ratio=<x> speedup_2w=<y> per_run_overhead_ms=<z> retokenized_share=<w>
 
@@ -10,11 +11,11 @@ then trivial runs (one tool call, then finish), and prints as its last line:
 - per_run_overhead_ms: the harness's own time per trivial run, test subprocesses excluded
 - retokenized_share: tokens encoded by the tokenizer / tokens sent in contexts (caching keeps it low)
 
-Above that line it prints what the machine itself gives two processes at the time: a pure-Python
+Above that line it prints what the machine itself gives two processes before each round: a pure-Python
 CPU loop run twice in one process, then once in each of two processes (`machine_scaling_2w`). On a
 shared VM that figure moves between runs, and speedup_2w cannot exceed it by much.
 
-Usage: python benchmarks/overhead.py [--repeats N] [--trivial N]
+Usage: python benchmarks/overhead.py [--repeats N] [--trivial N] [--rounds N]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -57,9 +59,9 @@ def experiment(folder: Path, repeats: int, workers: int) -> Path:
     return path
 
 
-def timed_run(folder: Path, repeats: int, workers: int) -> tuple[float, list]:
+def timed_run(folder: Path, repeats: int, workers: int, label: str) -> tuple[float, list]:
     config = load_config(experiment(folder, repeats, workers))
-    ctx = prepare(config, folder, folder / f"out-{workers}")
+    ctx = prepare(config, folder, folder / f"out-{label}")
     start = time.monotonic()
     results = run_experiment(ctx, progress=False)
     return time.monotonic() - start, results
@@ -89,18 +91,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--trivial", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="1-worker and 2-worker runs, alternated; the figures are the rounds' medians")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        scaling = machine_scaling()
-        print(f"machine_scaling_2w={scaling:.2f} (two CPU-bound processes against one, measured just now)")
         counter = counter_for("cl100k_base")
-        wall1, results1 = timed_run(folder, args.repeats, 1)
-        encoded, sent = counter.encoded_tokens, sum(r.prompt_tokens for r in results1)
-        wall2, results2 = timed_run(folder, args.repeats, 2)
-        test_s2 = sum(r.test_s for r in results2)
-        print(f"1 worker: {wall1:.1f}s, 2 workers: {wall2:.1f}s for {len(results2)} runs; "
-              f"test subprocesses {test_s2:.1f}s; sandbox {json.loads((folder / 'out-2' / 'manifest.json').read_text())['sandbox']['used']}")
+        rounds = []  # (machine scaling, 1-worker wall, 2-worker wall, 2-worker test seconds)
+        for n in range(args.rounds):
+            scaling = machine_scaling()
+            wall1, results1 = timed_run(folder, args.repeats, 1, f"{n}-1")
+            if n == 0:
+                encoded, sent = counter.encoded_tokens, sum(r.prompt_tokens for r in results1)
+            wall2, results2 = timed_run(folder, args.repeats, 2, f"{n}-2")
+            test_s2 = sum(r.test_s for r in results2)
+            rounds.append((scaling, wall1, wall2, test_s2))
+            print(f"round {n + 1}: machine_scaling_2w={scaling:.2f}; 1 worker {wall1:.1f}s, 2 workers {wall2:.1f}s "
+                  f"for {len(results2)} runs (speedup {wall1 / wall2:.2f}); test subprocesses {test_s2:.1f}s "
+                  f"(overhead ratio {wall2 * 2 / test_s2:.3f}); sandbox "
+                  f"{json.loads((folder / f'out-{n}-2' / 'manifest.json').read_text())['sandbox']['used']}")
+        speedup = statistics.median(w1 / w2 for _, w1, w2, _ in rounds)
+        ratio = statistics.median(w2 * 2 / t for _, _, w2, t in rounds)
+        print(f"machine_scaling_2w={statistics.median(r[0] for r in rounds):.2f} (median of the rounds: two "
+              "CPU-bound processes against one, measured before each round)")
 
         config = load_config(experiment(folder, 1, 1))
         ctx = prepare(config, folder, folder / "trivial")
@@ -114,7 +127,7 @@ def main() -> None:
         per_run_ms = 1000 * sum(own) / len(own)
         print(f"trivial runs: {len(own)}, harness time per run: mean {per_run_ms:.1f} ms, "
               f"median {1000 * own[len(own) // 2]:.1f} ms")
-    print(f"overhead_ratio={wall2 * 2 / test_s2:.3f} speedup_2w={wall1 / wall2:.2f} "
+    print(f"overhead_ratio={ratio:.3f} speedup_2w={speedup:.2f} "
           f"per_run_overhead_ms={per_run_ms:.1f} retokenized_share={encoded / max(sent, 1):.3f}")
 
 
