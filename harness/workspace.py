@@ -311,6 +311,8 @@ class Workspace:
     _scratch: Path | None = None
     _base_state: dict[str, tuple[int, int, int]] | None = None
     _template: Path | None = None
+    _staged: bool = False
+    """`diff` has staged every change (nothing writes between it and `evaluate`)."""
 
     @classmethod
     def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
@@ -332,11 +334,13 @@ class Workspace:
         if self._base_state is not None and _tree_state(self.root) == self._base_state:
             return ""
         git(["add", "-A"], self.root)
+        self._staged = True
         return git(["diff", "--cached", "--binary", "--no-color", "HEAD"], self.root).stdout
 
     def apply_patch(self, patch: str) -> bool:
         if not patch.strip():
             return True
+        self._staged = False
         if git(["apply", "--whitespace=nowarn", "-"], self.root, stdin=patch, check=False).returncode != 0:
             return False
         created = [new for old, new in patch_paths(patch) if old is None and new and (self.root / new).exists()]
@@ -404,7 +408,8 @@ class Workspace:
         the hidden tests touch and apply them, run the task's test files (or its FAIL_TO_PASS +
         PASS_TO_PASS ids), and read each id's outcome from the JUnit XML report."""
         if not self._untouched():  # else every file is the base's, tracked: these would change nothing
-            git(["add", "-A"], self.root)
+            if not self._staged:  # `diff` staged everything just before
+                git(["add", "-A"], self.root)
             git(["clean", "-q", "-d", "-X", "--force"], self.root)
             self._reset_test_files()
         applied = self.apply_patch(self.task.test_patch or "")
