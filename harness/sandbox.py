@@ -89,13 +89,16 @@ def _bwrap_args(scratch: Path, workdir: Path, hide: list[Path], keep: list[Path]
             "--die-with-parent", "--new-session",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--size", str(tmp_size), "--tmpfs", "/tmp", "--size", str(tmp_size), "--tmpfs", "/dev/shm"]
-    for h in hide:
-        if h.is_dir():
-            args += ["--tmpfs", str(h)]
-        elif h.exists():
-            args += ["--ro-bind", "/dev/null", str(h)]
-    for k in keep:
-        args += ["--ro-bind", str(k), str(k)]
+    # Outer folders first, so each mount lands on top of the one around it: a hidden folder inside a
+    # kept interpreter prefix (a taskset in a venv under /tmp) stays hidden, and a kept prefix inside a
+    # hidden folder (an environment under the home folder) is bound back; for the same folder, kept wins.
+    for path, kind in sorted([*((h, 0) for h in hide), *((k, 1) for k in keep)], key=lambda e: (len(e[0].parts), e[1])):
+        if kind == 1:
+            args += ["--ro-bind", str(path), str(path)]
+        elif path.is_dir():
+            args += ["--tmpfs", str(path)]
+        elif path.exists():
+            args += ["--ro-bind", "/dev/null", str(path)]
     args += ["--bind", str(scratch), str(scratch)]
     for h in hide:
         if h.is_dir() and h != scratch and h not in scratch.parents:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,6 +69,27 @@ def test_home_and_hidden_folders_are_empty_but_the_interpreter_works(scratch):
         (secret / "gold.diff").unlink()
         secret.rmdir()
     assert "HIDDEN []" in r.output and "PY (3," in r.output
+    assert "the answer" not in r.output
+
+
+@needs_bwrap
+def test_a_hidden_folder_inside_an_interpreter_under_tmp_stays_hidden(scratch):
+    """As a wheel's tasksets lie inside a venv made under /tmp: the jail binds the venv back over its
+    private /tmp, and the hidden taskset inside it must still be covered (and the jail must start)."""
+    prefix = Path(tempfile.mkdtemp(dir="/tmp")) / "venv"
+    secret = prefix / "lib" / "site-packages" / "ctxbench" / "tasksets" / "smoke"
+    secret.mkdir(parents=True)
+    (secret / "gold.diff").write_text("the answer")
+    (prefix / "bin").mkdir()
+    (prefix / "bin" / "python3").symlink_to(sys.executable)
+    code = f"import os\nprint('HIDDEN', os.listdir({str(secret)!r}))\nprint('PREFIX', sorted(os.listdir({str(prefix)!r})))"
+    try:
+        r = run_contained([str(prefix / "bin" / "python3"), "-c", code], scratch / "repo", 20,
+                          testenv.test_env_vars(scratch / "repo"), Sandbox("bwrap", hide=(str(secret),)), writable=scratch)
+    finally:
+        shutil.rmtree(prefix.parent)
+    assert r.exit_code == 0, r.output
+    assert "HIDDEN []" in r.output and "PREFIX ['bin', 'lib']" in r.output
     assert "the answer" not in r.output
 
 
