@@ -268,6 +268,11 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
                 raise ExecutorFailed(f"a Ray worker died ({type(exc).__name__}: {str(exc)[:300]})") from exc
 
         def cancel(pending: list) -> None:
+            """On a cluster we joined, kill what is still pending there. A runtime we started is shut
+            down right after, which ends its workers; cancelling first can crash the driver inside
+            Ray ("Tried to complete task that was not pending") when a reply is already on its way."""
+            if started:
+                return
             for ref in pending:
                 ray.cancel(ref, force=True)
 
