@@ -44,7 +44,7 @@ from ctxbench.harness.config import load_config
 from ctxbench.harness.history import ToolCall
 from ctxbench.harness.models.base import Completion, Usage
 from ctxbench.harness.runner import prepare, run_experiment
-from ctxbench.harness.sandbox import choose_sandbox, run_contained
+from ctxbench.harness.sandbox import Sandbox, choose_sandbox, run_contained
 from ctxbench.harness.testenv import test_env_vars
 
 COMMAND = [sys.executable, "-c", "print(6*7)"]
@@ -112,6 +112,14 @@ def inspect_trivial(kit: Path | None, env: Path | None, runs: int) -> float | No
     return float(match.group(1))
 
 
+def _bare(work: Path, env: dict[str, str]) -> None:
+    subprocess.run(COMMAND, cwd=work / "repo", env=env, stdin=subprocess.DEVNULL, capture_output=True)
+
+
+def _contained(work: Path, env: dict[str, str], sandbox: Sandbox) -> str:
+    return run_contained(COMMAND, work / "repo", 30, env, sandbox, writable=work).output
+
+
 def contained_overhead(folder: Path, mode: str, samples: int = 50) -> tuple[float, float, str]:
     """Median milliseconds of the test command bare and through `run_contained`, interleaved."""
     sandbox = choose_sandbox(mode)
@@ -121,12 +129,12 @@ def contained_overhead(folder: Path, mode: str, samples: int = 50) -> tuple[floa
     bare, contained = [], []
     for _ in range(samples):
         start = time.perf_counter()
-        subprocess.run(COMMAND, cwd=work / "repo", env=env, stdin=subprocess.DEVNULL, capture_output=True)
+        _bare(work, env)
         bare.append(time.perf_counter() - start)
         start = time.perf_counter()
-        result = run_contained(COMMAND, work / "repo", 30, env, sandbox, writable=work)
+        output = _contained(work, env, sandbox)
         contained.append(time.perf_counter() - start)
-        assert result.output.strip() == "42", result.output
+        assert output.strip() == "42", output
     return 1000 * statistics.median(bare), 1000 * statistics.median(contained), sandbox.mode
 
 
@@ -135,9 +143,9 @@ def _commands(work: Path, mode: str | None, count: int) -> None:
     sandbox = choose_sandbox(mode) if mode else None
     for _ in range(count):
         if sandbox is None:
-            subprocess.run(COMMAND, cwd=work / "repo", env=env, stdin=subprocess.DEVNULL, capture_output=True)
+            _bare(work, env)
         else:
-            run_contained(COMMAND, work / "repo", 30, env, sandbox, writable=work)
+            _contained(work, env, sandbox)
 
 
 def command_floor(folder: Path, runs: int, workers: int, mode: str | None) -> float:
