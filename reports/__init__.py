@@ -1,5 +1,8 @@
 """Reports: load results folders, compute the statistics, compare, plot and render."""
 
+if __name__ == "reports":  # imported by its folder name, which would make a second copy of every class
+    raise SystemExit("error: import ctxbench.reports, not reports: the folder reports/ is the package ctxbench.reports")
+
 from ctxbench.reports.compare import (FolderComparison, PairedComparison, apply_holm, compare_folders, compare_paired,
                                       compare_strategies, verdict_line)
 from ctxbench.reports.compare_report import comparison_report, strategies_report

@@ -1,5 +1,8 @@
 """Context strategies. Importing this package registers the built-in ones."""
 
+if __name__ == "strategies":  # imported by its folder name, which would make a second copy of every class
+    raise SystemExit("error: import ctxbench.strategies, not strategies: the folder strategies/ is the package ctxbench.strategies")
+
 from ctxbench.strategies.registry import (
     ENTRY_POINT_GROUP,
     StrategyError,

@@ -37,3 +37,24 @@ def test_a_users_own_strategies_folder_does_not_shadow_ctxbench(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("['")
+
+
+def test_a_bare_folder_name_imported_from_the_checkout_fails_with_one_line():
+    for name in ("harness", "strategies", "reports"):
+        out = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=ROOT, capture_output=True, text=True)
+        assert out.returncode == 1
+        assert out.stderr.splitlines() == [f"error: import ctxbench.{name}, not {name}: "
+                                           f"the folder {name}/ is the package ctxbench.{name}"]
+
+
+def test_python_dash_m_ctxbench_is_the_command(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "ctxbench", "--version"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ctxbench, version 0.1.0"
+
+
+def test_the_checkouts_ctxbench_folder_links_every_subpackage():
+    links = {p.name: p for p in (ROOT / "ctxbench").iterdir() if p.is_symlink()}
+    assert sorted(links) == ["experiments", "harness", "reports", "strategies", "tasksets"]
+    assert all(p.resolve() == ROOT / name for name, p in links.items())
+    assert (ROOT / "ctxbench" / "py.typed").exists()
