@@ -135,3 +135,31 @@ def test_the_window_comes_from_the_config(smoke_taskset):
     backend = SimBackend(smoke_taskset, small)
     response = backend.chat(chat(smoke_taskset.tasks[0].problem_statement))
     assert response.status == 400 and response.body["error"]["code"] == "context_length_exceeded"
+
+
+def test_a_statement_wrapped_in_an_agents_template_is_the_same_task(sim_endpoint, smoke_taskset):
+    url, _ = sim_endpoint
+    task = smoke_taskset.tasks[0]
+    wrapped = f"<pr_description>\nConsider the following PR description:\n{task.problem_statement}\n</pr_description>"
+    plain_status, plain = call(f"{url}/chat/completions", chat(task.problem_statement))
+    status, reply = call(f"{url}/chat/completions", chat(wrapped))
+    assert (plain_status, status) == (200, 200)
+    first = reply["choices"][0]["message"]
+    assert first["tool_calls"] and first["tool_calls"][0]["function"]["name"] in {"run_tests", "search", "read_file"}
+    status, body = call(f"{url}/chat/completions", chat("Please solve: a problem no task of the taskset has."))
+    assert status == 400 and body["error"]["code"] == "unknown_task"
+
+
+def test_a_streamed_request_gets_the_same_reply_through_the_openai_sdk(sim_endpoint, smoke_taskset):
+    import openai
+
+    url, _ = sim_endpoint
+    client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0)
+    request = chat(smoke_taskset.tasks[1].problem_statement)
+    plain = client.chat.completions.create(**request)
+    chunks = list(client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True}))
+    calls = [c for chunk in chunks for choice in chunk.choices for c in choice.delta.tool_calls or []]
+    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
+        (c.id, c.function.name, c.function.arguments) for c in plain.choices[0].message.tool_calls]
+    assert [chunk.choices[0].finish_reason for chunk in chunks if chunk.choices][-1] == "tool_calls"
+    assert chunks[-1].usage.prompt_tokens == plain.usage.prompt_tokens > 0
