@@ -75,11 +75,12 @@ class RegressionCheck:
             if not s.regressed:
                 continue
             c = s.comparison
-            low, high = c.difference_ci
-            tlow, thigh = c.token_ratio_ci
-            completion = f"completion {c.rate_reference:.1%} -> {c.rate_candidate:.1%} ({c.difference * 100:+.1f} pts" + (
+            m = c.completion
+            low, high = m.ci
+            tlow, thigh = c.tokens.ci
+            completion = f"completion {m.rate_reference:.1%} -> {m.rate_candidate:.1%} ({m.difference * 100:+.1f} pts" + (
                 "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}]") + ")"
-            tokens = f"tokens ×{c.token_ratio:.2f}" + ("" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}]")
+            tokens = f"tokens ×{c.tokens.ratio:.2f}" + ("" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}]")
             why = ", ".join(w for w, flag in (("completion fell", s.completion_fell),
                                               (f"tokens rose beyond ×{self.token_ratio:g}", s.tokens_rose)) if flag)
             line = f"REGRESSION {c.strategy} ({why}): {completion}, {tokens}"
@@ -101,7 +102,7 @@ def check_regressions(previous: ResultsFolder, current: ResultsFolder, token_rat
     the differences are listed: the comparison is then not controlled.
     """
     folders = compare_folders(previous, current, force=True, seed=seed, a_label="previous")
-    checks = [StrategyCheck(c, c.verdict == "worse", c.token_ratio_ci[0] > token_ratio) for c in folders.comparisons]
+    checks = [StrategyCheck(c, c.completion.verdict == "worse", c.tokens.ci[0] > token_ratio) for c in folders.comparisons]
     return RegressionCheck(previous.path, current.path, token_ratio, checks,
                            tuple(what_differs(previous.manifest, current.manifest)))
 

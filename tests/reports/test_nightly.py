@@ -27,7 +27,7 @@ def test_planted_completion_regression_exits_1(tmp_path, build):
     (s,) = check.strategies
     assert s.completion_fell and not s.tokens_rose
     assert s.comparison.mcnemar_p == pytest.approx(2 / 256)
-    assert s.comparison.verdict == "worse"
+    assert s.comparison.completion.verdict == "worse"
     assert check.controlled
     assert check.messages() == ["REGRESSION baseline (completion fell): completion 100.0% -> 20.0% (-80.0 pts "
                                 "[-100.0, -49.8]), tokens ×1.00 [1.00, 1.00]; nothing else differs"]
