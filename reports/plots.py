@@ -168,7 +168,7 @@ def plot_context_fill(fill: pd.DataFrame, order: list[str], path: Path) -> Path:
         per_turn = fill[fill["strategy"] == s].groupby("turn")["fill"]
         if per_turn.ngroups == 0:
             continue
-        q = per_turn.quantile([0.25, 0.5, 0.75]).unstack()
+        q = per_turn.quantile(np.array([0.25, 0.5, 0.75])).unstack()
         ax.plot(q.index, q[0.5], color=f"C{i}", label=s)
         ax.fill_between(q.index, q[0.25], q[0.75], color=f"C{i}", alpha=0.2)
     ax.set_xlabel("turn")
