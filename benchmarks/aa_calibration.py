@@ -75,10 +75,10 @@ def main() -> None:
     verdicts, mcnemar, non_inferior, estimable = [], 0, 0, 0
     for trial in range(args.trials):
         (c,) = compare_strategies(split_arms(runs, args.repeats, rng), "A", ["A", "B"], seed=trial)
-        verdicts.append(c.verdict)
+        verdicts.append(c.completion.verdict)
         mcnemar += c.mcnemar_p < 0.05
-        non_inferior += c.verdict == "non-inferior"
-        estimable += not math.isnan(c.difference_ci[0])
+        non_inferior += c.completion.verdict == "non-inferior"
+        estimable += not math.isnan(c.completion.ci[0])
     positives = sum(v in ("better", "worse") for v in verdicts)
     tasks = runs["task_id"].nunique()
     print(f"pool: {args.pool} — {len(runs)} runs of `{args.strategy}` on {args.taskset} ({tasks} tasks × "

@@ -64,10 +64,10 @@ def experiment_rows(wide, narrow, strategies: list[str], wide_label: str, narrow
             continue
         cand = wide[wide["strategy"] == strategy]
         c = compare_paired(base, cand, strategy=strategy, reference_label="baseline")
-        sim = (f"{wide_label}: tokens ×{c.token_ratio:.2f}; completion {c.rate_reference:.1%} → "
-               f"{c.rate_candidate:.1%} (McNemar p={c.p_value:.2f})")
-        ok = c.token_ratio <= 0.7 if strategy == MASKING else c.token_ratio < 1
-        ok = ok and not (c.p_value < 0.05 and c.difference < 0)
+        sim = (f"{wide_label}: tokens ×{c.tokens.ratio:.2f}; completion {c.completion.rate_reference:.1%} → "
+               f"{c.completion.rate_candidate:.1%} (McNemar p={c.completion.p_value:.2f})")
+        ok = c.tokens.ratio <= 0.7 if strategy == MASKING else c.tokens.ratio < 1
+        ok = ok and not (c.completion.p_value < 0.05 and c.completion.difference < 0)
         rows.append((effect, real, sim, ok))
     if "summarizer" in strategies:
         turns_b = float(base["turns"].mean())

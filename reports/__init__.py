@@ -3,12 +3,12 @@
 if __name__ == "reports":  # imported by its folder name, which would make a second copy of every class
     raise SystemExit("error: import ctxbench.reports, not reports: the folder reports/ is the package ctxbench.reports")
 
-from ctxbench.reports.compare import (FolderComparison, PairedComparison, apply_holm, compare_folders, compare_paired,
-                                      compare_strategies, verdict_line)
+from ctxbench.reports.compare import (Completion, FolderComparison, PairedComparison, Ratio, apply_holm, compare_folders,
+                                      compare_paired, compare_strategies, verdict_line)
 from ctxbench.reports.compare_report import comparison_report, strategies_report
 from ctxbench.reports.frames import TURN_COLUMNS, run_records, runs_df, turns_df
 from ctxbench.reports.fixed import FixedDifference, FixedVariablesDiffer, check_fixed_variables, fixed_differences
-from ctxbench.reports.loading import Manifest, ResultsFolder, fill_frame, load_results, runs_frame
+from ctxbench.reports.loading import Manifest, ResultsFolder, load_results, runs_frame
 from ctxbench.reports.nightly import (NightlyOutcome, RegressionCheck, StrategyCheck, check_regressions, nightly_check,
                                       trend_frame, write_trend_report)
 from ctxbench.reports.planning import plan_rows, plan_text
@@ -18,12 +18,12 @@ from ctxbench.reports.stats import (bootstrap_ci, clustered_mean, holm, mcnemar_
 from ctxbench.reports.summary import StrategySummary, summarize, summary_frame, task_table
 
 __all__ = [
-    "load_results", "runs_frame", "fill_frame", "Manifest", "ResultsFolder",
+    "load_results", "runs_frame", "Manifest", "ResultsFolder",
     "runs_df", "turns_df", "run_records", "TURN_COLUMNS",
     "wilson_interval", "mcnemar_exact", "pass_at_k", "pass_hat_k", "bootstrap_ci", "min_detectable_difference",
     "clustered_mean", "holm", "variance_parts", "plan_rows", "plan_text", "apply_holm", "strategies_report",
     "StrategySummary", "summarize", "summary_frame", "task_table",
-    "PairedComparison", "compare_paired", "compare_strategies", "FolderComparison", "compare_folders", "verdict_line",
+    "PairedComparison", "Completion", "Ratio", "compare_paired", "compare_strategies", "FolderComparison", "compare_folders", "verdict_line",
     "FixedDifference", "FixedVariablesDiffer", "fixed_differences", "check_fixed_variables",
     "comparison_report", "ReportPaths", "write_report",
     "StrategyCheck", "RegressionCheck", "check_regressions", "nightly_check", "trend_frame",

@@ -1,4 +1,4 @@
-"""Load a results folder: its manifest, its runs as a DataFrame, and the context fill from transcripts."""
+"""Load a results folder: its manifest and its runs as a DataFrame (the turns: `frames.turns_df`)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import pandas as pd
 from pydantic import ValidationError
 
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, TranscriptTurn
+from ctxbench.harness.records import Manifest, RunResult, SandboxInfo
 from ctxbench.harness.results import read_results
-from ctxbench.harness.transcript import read_transcript
 
-__all__ = ["Manifest", "SandboxInfo", "ResultsFolder", "load_results", "runs_frame", "fill_frame", "FillPoint"]
+__all__ = ["Manifest", "SandboxInfo", "ResultsFolder", "load_results", "runs_frame"]
 
 
 @dataclass(frozen=True)
@@ -71,41 +70,3 @@ def load_results(path: str | Path) -> ResultsFolder:
     if not results:
         raise InputError(f"{path}: runs.jsonl holds no runs")
     return ResultsFolder(path, manifest, runs_frame(results))
-
-
-@dataclass(frozen=True)
-class FillPoint:
-    """Context fill at one turn of one run (a transcript line)."""
-
-    strategy: str
-    task_id: str
-    repeat: int
-    turn: int
-    fill: float
-    """Context tokens / context window."""
-    context_tokens: int
-
-
-_SUFFIX = ".jsonl.gz"
-
-
-def fill_frame(path: str | Path) -> pd.DataFrame:
-    """Context fill per turn of every run, from `<dir>/transcripts/<strategy>/<task>.<repeat>.jsonl.gz`.
-
-    Returns an empty frame (with the FillPoint columns) when the folder has no transcripts.
-
-    Raises:
-        InputError: a transcript is not of the version ctxbench reads.
-    """
-    points: list[FillPoint] = []
-    root = Path(path) / "transcripts"
-    for file in sorted(root.glob(f"*/*{_SUFFIX}")):
-        task_id, _, repeat = file.name[: -len(_SUFFIX)].rpartition(".")
-        try:
-            for record in read_transcript(file):
-                if isinstance(record, TranscriptTurn):
-                    points.append(FillPoint(file.parent.name, task_id, int(repeat), record.turn, record.fill,
-                                            record.context_tokens))
-        except ValueError as exc:
-            raise InputError(f"{file}: not a transcript this version of ctxbench reads ({str(exc)[:300]})") from None
-    return pd.DataFrame(points, columns=list(FillPoint.__dataclass_fields__))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 
@@ -20,11 +21,15 @@ from ctxbench.reports.summary import split_harness_errors
 
 __all__ = ["StrategyCheck", "RegressionCheck", "check_regressions", "History", "read_history",
            "find_previous_run", "trend_frame", "write_trend_report", "NightlyOutcome", "nightly_check",
-           "DEFAULT_TOKEN_RATIO", "EXIT_CODES"]
+           "DEFAULT_TOKEN_RATIO", "EXIT_CANT_TELL", "Status", "strategy_check"]
 
 DEFAULT_TOKEN_RATIO = 1.2
-EXIT_CODES = {0: "no regression (or nothing to compare)", 1: "a strategy regressed", 2: "bad input, nothing written",
-              3: "a fatal provider error or a dead worker stopped the run"}
+
+Status = Literal["regressed", "can't tell", "ok"]
+"""What nightly says of one strategy, each printed as loudly as the others (REGRESSION, CAN'T TELL, OK)."""
+
+EXIT_CANT_TELL = 4
+"""Exit code of a nightly check where no strategy regressed but one fell by an amount it cannot tell from noise."""
 
 
 @dataclass(frozen=True)
@@ -36,15 +41,44 @@ class StrategyCheck:
     """The task-level verdict (Holm across strategies) is `worse`."""
     tokens_rose: bool
     """The task-bootstrap interval of the token ratio lies entirely above the allowed ratio."""
+    cant_tell: bool = False
+    """Completion fell on some task, yet the verdict is inconclusive: the runs can tell that fall neither
+    from noise nor from a regression beyond the margin."""
 
     @property
     def regressed(self) -> bool:
         return self.completion_fell or self.tokens_rose
 
+    @property
+    def status(self) -> Status:
+        """regressed, else can't tell, else ok."""
+        return "regressed" if self.regressed else "can't tell" if self.cant_tell else "ok"
+
+    def why(self, token_ratio: float) -> str:
+        """Why the status, in a few words ("" when ok)."""
+        m = self.comparison.completion
+        reasons = [w for w, flag in (("completion fell", self.completion_fell),
+                                     (f"tokens rose beyond ×{token_ratio:g}", self.tokens_rose)) if flag]
+        if not reasons and self.cant_tell:
+            reasons = [f"completion fell on {m.tasks_worse} of {self.comparison.tasks} tasks: too few runs to tell a "
+                       "regression from noise"]
+        return ", ".join(reasons)
+
+
+def strategy_check(c: PairedComparison, token_ratio: float) -> StrategyCheck:
+    """The nightly status of one comparison, decided here alone."""
+    m = c.completion
+    return StrategyCheck(c, completion_fell=m.verdict == "worse", tokens_rose=c.tokens.ci[0] > token_ratio,
+                         cant_tell=m.verdict == "inconclusive" and m.tasks_worse > 0)
+
+
+_LOUD = {"regressed": "REGRESSION", "can't tell": "CAN'T TELL", "ok": "OK"}
+
 
 @dataclass(frozen=True)
 class RegressionCheck:
-    """The verdict of a nightly run; exit code 1 when any strategy regressed."""
+    """The verdict of a nightly run: exit code 1 when a strategy regressed, else 4 when one fell by an
+    amount the runs cannot tell from noise, else 0."""
 
     previous: Path | None
     """The run compared with; None when the history holds no earlier run of the experiment."""
@@ -62,32 +96,45 @@ class RegressionCheck:
     @property
     def regressed(self) -> list[str]:
         """Strategies that regressed."""
-        return [s.comparison.strategy for s in self.strategies if s.regressed]
+        return [s.comparison.strategy for s in self.strategies if s.status == "regressed"]
+
+    @property
+    def cant_tell(self) -> list[str]:
+        """Strategies that did not regress but fell by an amount the runs cannot tell from noise."""
+        return [s.comparison.strategy for s in self.strategies if s.status == "can't tell"]
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressed else 0
+        return 1 if self.regressed else EXIT_CANT_TELL if self.cant_tell else 0
 
     def messages(self) -> list[str]:
-        """One line per regressed strategy: completion and token change, and what differs."""
+        """One line per strategy, its status first (REGRESSION, CAN'T TELL or OK): why, the completion
+        and token change, and what differs."""
         out = []
         for s in self.strategies:
-            if not s.regressed:
-                continue
-            c = s.comparison
-            low, high = c.difference_ci
-            tlow, thigh = c.token_ratio_ci
-            completion = f"completion {c.rate_reference:.1%} -> {c.rate_candidate:.1%} ({c.difference * 100:+.1f} pts" + (
+            c, m = s.comparison, s.comparison.completion
+            low, high = m.ci
+            tlow, thigh = c.tokens.ci
+            completion = f"completion {m.rate_reference:.1%} -> {m.rate_candidate:.1%} ({m.difference * 100:+.1f} pts" + (
                 "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}]") + ")"
-            tokens = f"tokens ×{c.token_ratio:.2f}" + ("" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}]")
-            why = ", ".join(w for w, flag in (("completion fell", s.completion_fell),
-                                              (f"tokens rose beyond ×{self.token_ratio:g}", s.tokens_rose)) if flag)
-            line = f"REGRESSION {c.strategy} ({why}): {completion}, {tokens}"
+            tokens = f"tokens ×{c.tokens.ratio:.2f}" + ("" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}]")
+            why = s.why(self.token_ratio)
+            line = f"{_LOUD[s.status]} {c.strategy}{f' ({why})' if why else ''}: {completion}, {tokens}"
             relevant = [d for d in self.differences if not d.startswith("strategy ")
                         or d.startswith(f"strategy {c.strategy}:")]
             line += ("; what differs: " + "; ".join(relevant)) if relevant else "; nothing else differs"
             out.append(line)
         return out
+
+    def conclusion(self) -> str:
+        """The last line: what regressed, else what cannot be told, else no regression."""
+        against = self.previous.name if self.previous is not None else "nothing"
+        if self.regressed:
+            return f"REGRESSION against {against}: {', '.join(self.regressed)}"
+        if self.cant_tell:
+            return (f"CAN'T TELL against {against}: {', '.join(self.cant_tell)} fell by an amount these runs cannot "
+                    "tell from noise (more tasks or repeats would; `ctxbench plan` says how many)")
+        return f"no regression against {against}"
 
 
 def check_regressions(previous: ResultsFolder, current: ResultsFolder, token_ratio: float = DEFAULT_TOKEN_RATIO,
@@ -97,11 +144,12 @@ def check_regressions(previous: ResultsFolder, current: ResultsFolder, token_rat
 
     A strategy regressed when its completion verdict is `worse` or its tokens rose beyond
     `token_ratio` (bootstrap interval over tasks of mean-tokens(current) / mean-tokens(previous)
-    entirely above it). When anything differs between the two runs the comparison is still made, and
-    the differences are listed: the comparison is then not controlled.
+    entirely above it); "can't tell" when it did not, but its completion fell on some task and the
+    verdict is inconclusive. When anything differs between the two runs the comparison is still made,
+    and the differences are listed: the comparison is then not controlled.
     """
     folders = compare_folders(previous, current, force=True, seed=seed, a_label="previous")
-    checks = [StrategyCheck(c, c.verdict == "worse", c.token_ratio_ci[0] > token_ratio) for c in folders.comparisons]
+    checks = [strategy_check(c, token_ratio) for c in folders.comparisons]
     return RegressionCheck(previous.path, current.path, token_ratio, checks,
                            tuple(what_differs(previous.manifest, current.manifest)))
 
@@ -189,13 +237,12 @@ def _check_blocks(check: RegressionCheck, current: ResultsFolder) -> list[Block]
         blocks += [Notice(f"**Not a controlled comparison**: the previous run `{check.previous.name}` differs in "
                           "what should stay fixed; any change below may come from these differences."),
                    Bullets(check.differences)]
-    lines = []
-    for s in check.strategies:
-        why = [w for w, flag in (("completion fell", s.completion_fell),
-                                 (f"tokens rose beyond ×{check.token_ratio:g}", s.tokens_rose)) if flag]
-        lines.append(("**REGRESSION** (" + ", ".join(why) + ") " if why else "ok — ") + verdict_line(s.comparison))
+    whys = [s.why(check.token_ratio) for s in check.strategies]
+    lines = [f"**{_LOUD[s.status]}**{f' ({why})' if why else ''} — {verdict_line(s.comparison)}"
+             for s, why in zip(check.strategies, whys)]
     verdict = (f"**Regressed:** {', '.join(f'`{s}`' for s in check.regressed)}." if check.regressed
-               else "No strategy regressed.")
+               else f"**Can't tell:** {', '.join(f'`{s}`' for s in check.cant_tell)} fell by an amount these runs "
+                    "cannot tell from noise." if check.cant_tell else "No strategy regressed.")
     blocks += [Paragraph(f"Latest run `{check.current.name}` against the previous run `{check.previous.name}`, "
                          f"paired on (task, repeat), the task as the unit. {verdict}"),
                *[Notice(line) for line in accounting_lines([s.comparison for s in check.strategies])],

@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ctxbench.reports.compare import PairedComparison
+from ctxbench.reports.metrics import PairedComparison
 from ctxbench.reports.summary import StrategySummary
 
 __all__ = ["plot_completion", "plot_stability", "plot_tokens", "plot_failures", "plot_context_fill", "plot_trend",
@@ -79,18 +79,19 @@ def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     FigureCanvasAgg(fig)
     left, right = fig.subplots(1, 2, sharey=True)
     y = np.arange(len(comparisons))[::-1]
-    margin = comparisons[0].margin if comparisons else 0.05
+    margin = comparisons[0].completion.margin if comparisons else 0.05
     for yi, c in zip(y, comparisons):
-        low, high = c.difference_ci
-        color = {"better": "#2ca02c", "worse": "#d62728", "non-inferior": "#1f77b4"}.get(c.verdict, "#7f7f7f")
+        low, high = c.completion.ci
+        color = {"better": "#2ca02c", "worse": "#d62728", "non-inferior": "#1f77b4"}.get(c.completion.verdict,
+                                                                                       "#7f7f7f")
         if not np.isnan(low):
             left.hlines(yi, low * 100, high * 100, color=color, linewidth=2)
-        left.plot(c.difference * 100, yi, "o", color=color)
-        tlow, thigh = c.token_ratio_ci
+        left.plot(c.completion.difference * 100, yi, "o", color=color)
+        tlow, thigh = c.tokens.ci
         if not np.isnan(tlow):
             right.hlines(yi, tlow, thigh, color="#555555", linewidth=2)
-        if not np.isnan(c.token_ratio) and c.token_ratio > 0:
-            right.plot(c.token_ratio, yi, "s", color="#555555")
+        if not np.isnan(c.tokens.ratio) and c.tokens.ratio > 0:
+            right.plot(c.tokens.ratio, yi, "s", color="#555555")
     left.axvline(0, color="black", linewidth=0.8)
     left.axvline(-margin * 100, color="#d62728", linestyle="--", linewidth=0.8, label=f"margin −{margin * 100:g} pts")
     left.set_yticks(y, [f"{c.strategy} vs {c.reference}" for c in comparisons])
@@ -167,7 +168,7 @@ def plot_context_fill(fill: pd.DataFrame, order: list[str], path: Path) -> Path:
         per_turn = fill[fill["strategy"] == s].groupby("turn")["fill"]
         if per_turn.ngroups == 0:
             continue
-        q = per_turn.quantile([0.25, 0.5, 0.75]).unstack()
+        q = per_turn.quantile(np.array([0.25, 0.5, 0.75])).unstack()
         ax.plot(q.index, q[0.5], color=f"C{i}", label=s)
         ax.fill_between(q.index, q[0.25], q[0.75], color=f"C{i}", alpha=0.2)
     ax.set_xlabel("turn")

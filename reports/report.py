@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
@@ -17,8 +18,13 @@ from ctxbench.reports.planning import plan_frame, plan_rows, plan_sentence
 from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_grid, repeat_rates, split_harness_errors,
                                       summarize, summary_frame, task_table)
 from ctxbench.reports.runview import write_run_pages
+from ctxbench.reports.summary_json import write_summary_json
 
-__all__ = ["ReportPaths", "write_report", "report_blocks", "manifest_notices", "SIMULATED_NOTICE", "METHOD"]
+__all__ = ["ReportPaths", "write_report", "report_blocks", "manifest_notices", "completeness_notice", "check_reference",
+           "SIMULATED_NOTICE", "METHOD", "DEFAULT_REFERENCE"]
+
+DEFAULT_REFERENCE = "baseline"
+"""The strategy the others are compared with unless another is named."""
 
 METHOD = ("Pairs are (task, repeat) runs with the same seed; the task is the unit of inference (repeats of one "
           "task are correlated). Completion: mean pair difference with a t interval whose standard error is "
@@ -44,6 +50,8 @@ class ReportPaths(NamedTuple):
     plots: list[Path]
     comparisons_csv: Path | None = None
     """comparisons.csv; None when no paired comparison was made."""
+    summary_json: Path | None = None
+    """summary.json: per strategy `completion_rate`, `avg_tokens`, `avg_time_seconds`, `failures`."""
 
 
 def manifest_notices(manifest: Manifest, where: str = "") -> list[Block]:
@@ -159,6 +167,87 @@ def _harness_error_notice(runs: pd.DataFrame) -> list[Block]:
                    f"are left out of every rate and comparison: {names}.")]
 
 
+def completeness_notice(m: Manifest, runs: pd.DataFrame) -> list[Block]:
+    """A notice when the folder holds fewer runs than the experiment planned (interrupted or stopped),
+    with the count per arm; nothing for a complete folder or one that does not record its plan."""
+    if not m.runs_planned or not m.strategies:
+        return []
+    per_arm = m.runs_planned // len(m.strategies)
+    recorded = runs["strategy"].value_counts()
+    counts = [(s, int(recorded.get(s, 0))) for s in m.strategy_labels]
+    if sum(n for _, n in counts) >= m.runs_planned:
+        return []
+    arms = ", ".join(f"`{s}` {n} of {per_arm}" for s, n in counts)
+    return [Notice(f"**Incomplete experiment**: {len(runs)} of {m.runs_planned} planned runs recorded ({arms}); it "
+                   "was interrupted or stopped (`ctxbench run … --resume` continues it). Every figure below is "
+                   "from the runs recorded only.")]
+
+
+def _draw_plots(folder: ResultsFolder, summaries: list[StrategySummary], fill: pd.DataFrame,
+                plots_dir: Path) -> dict[str, Path]:
+    from ctxbench.reports.plots import (plot_completion, plot_context_fill, plot_failures, plot_outcome_grid,
+                                        plot_stability, plot_tokens)
+
+    counted = [s.strategy for s in summaries if s.runs]
+    countable, _ = split_harness_errors(folder.runs)
+    plots = {
+        "completion": plot_completion([s for s in summaries if s.runs], plots_dir / "completion.png"),
+        "stability": plot_stability(repeat_rates(countable), counted, plots_dir / "stability.png"),
+        "tokens": plot_tokens(countable, counted, plots_dir / "tokens.png"),
+        "failures": plot_failures(failure_frame(summaries, share=True), plots_dir / "failures.png"),
+        "outcomes": plot_outcome_grid({s: outcome_grid(folder.runs, s) for s in folder.strategies},
+                                      plots_dir / "outcomes.png"),
+    }
+    if not fill.empty:
+        plots["context_fill"] = plot_context_fill(fill, folder.strategies, plots_dir / "context_fill.png")
+    return plots
+
+
+def _opening(folder: ResultsFolder) -> list[Block]:
+    m, runs = folder.manifest, folder.runs
+    return [
+        *manifest_notices(m),
+        *completeness_notice(m, runs),
+        *_harness_error_notice(runs),
+        Heading(f"ctxbench report — {m.name}", 1),
+        Paragraph(f"Experiment `{m.experiment_id}` (name, resolved config and taskset), fixed variables "
+                  f"`{m.fixed_id or '?'}`; started {m.created}, harness {m.harness_version}. "
+                  f"Model `{m.model_name}` (provider `{m.config.get('model', {}).get('provider', '?')}`); "
+                  f"{runs['task_id'].nunique()} tasks × {runs['repeat'].nunique()} repeats × "
+                  f"{len(folder.strategies)} strategies = {len(runs)} runs."),
+    ]
+
+
+def _fill_blocks(plots: dict[str, Path]) -> list[Block]:
+    if "context_fill" not in plots:
+        return [Heading("Context fill"), Notice("No transcripts in this folder: the context-fill plot was not drawn.")]
+    return [Heading("Context fill"),
+            Figure(plots["context_fill"], "Context fill over turns: median and 25–75% band per strategy (at each "
+                                          "turn, over the runs still going).")]
+
+
+def _outcome_blocks(folder: ResultsFolder, summaries: list[StrategySummary], plots: dict[str, Path]) -> list[Block]:
+    """Stability, tokens, failure reasons and the task table."""
+    failed = any(s.runs > s.resolved or s.harness_errors for s in summaries)
+    return [
+        Heading("Stability"),
+        Figure(plots["stability"], "Completion rate of each repeat, per strategy."),
+        Figure(plots["outcomes"], "Outcome of every task and repeat, per strategy: mixed rows are unstable tasks."),
+        Paragraph("pass@k: chance that at least one of k repeats resolves a task (unbiased estimator, Chen et al. "
+                  "2021); pass^k: chance that all k do; both averaged over tasks."),
+        Table(_pass_table([s for s in summaries if s.runs]), id="passk"),
+        Heading("Tokens"),
+        Figure(plots["tokens"], "Total tokens per run (prompt + completion + strategy)."),
+        Heading("Failure reasons"),
+        Table(_failure_table(summaries), id="failures") if failed else Paragraph("Every run resolved its task."),
+        Figure(plots["failures"], "Failure reasons as a share of each strategy's runs."),
+        *_fill_blocks(plots),
+        Heading("Tasks × strategies"),
+        Paragraph("Resolved repeats / runs (harness_error runs left out)."),
+        Table(task_table(folder.runs, folder.strategies).rename_axis("task", axis=0), id="tasks"),
+    ]
+
+
 def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin: float = MARGIN
                   ) -> tuple[list[Block], list[StrategySummary], list[Path], list[PairedComparison]]:
     """Compute everything, draw the plots into `plots_dir`, and lay out the report.
@@ -166,79 +255,37 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
     Returns:
         The blocks, the summaries (for summary.csv), the plot paths and the paired comparisons.
     """
-    from ctxbench.reports.plots import (plot_completion, plot_context_fill, plot_failures, plot_outcome_grid,
-                                        plot_stability, plot_tokens)
-
-    m, runs, order = folder.manifest, folder.runs, folder.strategies
-    summaries = summarize(runs, order)
-    counted = [s for s in summaries if s.runs]
-    countable, _ = split_harness_errors(runs)
-    comparisons = (compare_strategies(runs, reference, order, margin=margin)
+    order = folder.strategies
+    summaries = summarize(folder.runs, order)
+    comparisons = (compare_strategies(folder.runs, reference, order, margin=margin)
                    if reference in order and len(order) > 1 else [])
-    fill = turns_df(folder.path)
-    plots = [
-        plot_completion(counted, plots_dir / "completion.png"),
-        plot_stability(repeat_rates(countable), [s.strategy for s in counted], plots_dir / "stability.png"),
-        plot_tokens(countable, [s.strategy for s in counted], plots_dir / "tokens.png"),
-        plot_failures(failure_frame(summaries, share=True), plots_dir / "failures.png"),
-        plot_outcome_grid({s: outcome_grid(runs, s) for s in order}, plots_dir / "outcomes.png"),
-    ]
+    plots = _draw_plots(folder, summaries, turns_df(folder.path), plots_dir)
     comparison, forest = _comparison_blocks(folder, reference, comparisons, margin, plots_dir)
-    plots += forest
-    fill_blocks: list[Block] = [Heading("Context fill")]
-    if fill.empty:
-        fill_blocks.append(Notice("No transcripts in this folder: the context-fill plot was not drawn."))
-    else:
-        plots.append(plot_context_fill(fill, order, plots_dir / "context_fill.png"))
-        fill_blocks.append(Figure(plots[-1], "Context fill over turns: median and 25–75% band per strategy "
-                                             "(at each turn, over the runs still going)."))
-    tasks = runs["task_id"].nunique()
-    fixed_id = m.fixed_id or "?"
     blocks: list[Block] = [
-        *manifest_notices(m),
-        *_harness_error_notice(runs),
-        Heading(f"ctxbench report — {m.name}", 1),
-        Paragraph(f"Experiment `{m.experiment_id}` (name, resolved config and taskset), fixed variables "
-                  f"`{fixed_id}`; started {m.created}, harness {m.harness_version}. "
-                  f"Model `{m.model_name}` (provider `{m.config.get('model', {}).get('provider', '?')}`); "
-                  f"{tasks} tasks × {runs['repeat'].nunique()} repeats × {len(order)} strategies = {len(runs)} runs."),
+        *_opening(folder),
         Heading("Summary"),
-        Table(_summary_table(counted), id="summary"),
-        *_pricing_note(m),
-        Figure(plots[0], "Completion rate per strategy with Wilson 95% intervals (runs treated as independent; "
-                         "the paired comparison below clusters by task)."),
+        Table(_summary_table([s for s in summaries if s.runs]), id="summary"),
+        *_pricing_note(folder.manifest),
+        Figure(plots["completion"], "Completion rate per strategy with Wilson 95% intervals (runs treated as "
+                                    "independent; the paired comparison below clusters by task)."),
         *comparison,
         *_planning_blocks(folder, reference, margin),
-        Heading("Stability"),
-        Figure(plots[1], "Completion rate of each repeat, per strategy."),
-        Figure(plots[4], "Outcome of every task and repeat, per strategy: mixed rows are unstable tasks."),
-        Paragraph("pass@k: chance that at least one of k repeats resolves a task (unbiased estimator, Chen et al. "
-                  "2021); pass^k: chance that all k do; both averaged over tasks."),
-        Table(_pass_table(counted), id="passk"),
-        Heading("Tokens"),
-        Figure(plots[2], "Total tokens per run (prompt + completion + strategy)."),
-        Heading("Failure reasons"),
-        Table(_failure_table(summaries), id="failures") if any(s.runs > s.resolved or s.harness_errors
-                                                               for s in summaries)
-        else Paragraph("Every run resolved its task."),
-        Figure(plots[3], "Failure reasons as a share of each strategy's runs."),
-        *fill_blocks,
-        Heading("Tasks × strategies"),
-        Paragraph("Resolved repeats / runs (harness_error runs left out)."),
-        Table(task_table(runs, order).rename_axis("task", axis=0), id="tasks"),
+        *_outcome_blocks(folder, summaries, plots),
         *_run_index(folder),
     ]
-    return blocks, summaries, plots, comparisons
+    paths = [plots[k] for k in ("completion", "stability", "tokens", "failures", "outcomes")] + forest
+    return blocks, summaries, paths + [plots[k] for k in ("context_fill",) if k in plots], comparisons
 
 
 def _run_index(folder: ResultsFolder) -> list[Block]:
     """Every run with a transcript, linked to its page (✓ resolved, ✗ not), tasks × strategies."""
     cells: dict[tuple[str, str], list[str]] = {}
-    for r in folder.runs.sort_values("repeat").itertuples():
-        if not (folder.path / "transcripts" / r.strategy / f"{r.task_id}.{r.repeat}.jsonl.gz").is_file():
+    for r in folder.runs.sort_values("repeat").to_dict(orient="records"):
+        strategy, task, repeat = str(r["strategy"]), str(r["task_id"]), int(r["repeat"])
+        if not (folder.path / "transcripts" / strategy / f"{task}.{repeat}.jsonl.gz").is_file():
             continue
-        href = f"runs/{r.strategy}/{r.task_id}.{r.repeat}.html"
-        cells.setdefault((r.task_id, r.strategy), []).append(f"[{'✓' if r.resolved else '✗'}{r.repeat}]({href})")
+        href = f"runs/{strategy}/{task}.{repeat}.html"
+        cells.setdefault((task, strategy), []).append(f"[{'✓' if r['resolved'] else '✗'}{repeat}]({href})")
     if not cells:
         return []
     tasks = list(dict.fromkeys(t for t, _ in sorted(cells)))
@@ -270,21 +317,40 @@ def _csv(frame: pd.DataFrame, path: Path) -> Path:
     return path
 
 
-def write_report(run_dir: str | Path, reference: str = "baseline", margin: float = MARGIN) -> ReportPaths:
-    """Write report.md, report.html (self-contained), summary.csv, comparisons.csv, plots/*.png and
-    runs/<strategy>/<task>.<repeat>.html (one self-contained page per run with a transcript) into a
-    results folder. The figures come from `runs_df` and `turns_df` (ctxbench.reports.frames).
+def check_reference(folder: ResultsFolder, reference: str | None) -> str:
+    """The reference strategy of the comparisons: `reference` when named (it must have runs), else
+    `baseline` (the report notes when the experiment has none).
+
+    Raises:
+        InputError: `reference` names no strategy of the folder (with "did you mean").
+    """
+    if reference is None:
+        return DEFAULT_REFERENCE
+    if reference not in folder.strategies:
+        raise InputError(f"{folder.path}: no runs of the reference strategy {reference!r}"
+                         f"{did_you_mean(reference, folder.strategies)} (strategies: {', '.join(folder.strategies)})")
+    return reference
+
+
+def write_report(run_dir: str | Path, reference: str | None = None, margin: float = MARGIN) -> ReportPaths:
+    """Write report.md, report.html (self-contained), summary.csv, summary.json, comparisons.csv,
+    plots/*.png and runs/<strategy>/<task>.<repeat>.html (one self-contained page per run with a
+    transcript) into a results folder. The figures come from `runs_df` and `turns_df`
+    (ctxbench.reports.frames).
 
     Args:
         run_dir: A results folder (manifest.json, runs.jsonl, optional transcripts/).
-        reference: Strategy the others are compared with; when absent the report says so.
+        reference: Strategy the others are compared with. None: `baseline`, and when the experiment
+            has no `baseline` the report says so.
         margin: Non-inferiority margin in completion rate (0.05 = 5 points).
 
     Raises:
-        InputError: not a results folder, or no runs.
+        InputError: not a results folder, no runs, or a named `reference` without runs (nothing is
+            written then).
     """
     run_dir = Path(run_dir)
     folder = load_results(run_dir)
+    reference = check_reference(folder, reference)
     write_run_pages(run_dir, run_records(folder.runs))
     blocks, summaries, plots, comparisons = report_blocks(folder, reference, run_dir / "plots", margin)
     md, page, csv = run_dir / "report.md", run_dir / "report.html", run_dir / "summary.csv"
@@ -292,4 +358,5 @@ def write_report(run_dir: str | Path, reference: str = "baseline", margin: float
     page.write_text(to_html(blocks, f"ctxbench report — {folder.manifest.name}"), encoding="utf-8")
     _csv(_with_paired_columns(summary_frame(summaries), comparisons), csv)
     paired = _csv(comparison_csv(comparisons), run_dir / "comparisons.csv") if comparisons else None
-    return ReportPaths(md, page, csv, plots, paired)
+    notes = write_summary_json(folder, summaries, run_dir / "summary.json")
+    return ReportPaths(md, page, csv, plots, paired, notes)

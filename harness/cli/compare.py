@@ -37,7 +37,7 @@ def compare(dir_a: Path, dir_b: Path | None, strategies: tuple[str, str] | None,
     try:
         if strategies is not None:
             text = strategies_report(dir_a, *strategies, margin=margin / 100)
-        else:
+        elif dir_b is not None:  # the check above leaves no other case
             text = comparison_report(dir_a, dir_b, force=force, reference=reference, margin=margin / 100)
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)

@@ -63,7 +63,8 @@ def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | 
 
     Exit codes: 0 no regression (or nothing to compare), 1 a strategy regressed (completion verdict
     `worse`, or tokens rose beyond --token-ratio), 2 bad input (nothing written), 3 a fatal provider
-    error or a dead worker stopped the run.
+    error or a dead worker stopped the run, 4 can't tell (no strategy regressed, but one fell on some
+    task by an amount these runs cannot tell from noise).
     """
     from ctxbench.harness.errors import ExperimentAborted
 
@@ -91,6 +92,5 @@ def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | 
                 click.echo(f"  - {line}")
         for line in check.messages():
             click.echo(line)
-        if not check.regressed:
-            click.echo(f"no regression against {check.previous.name}")
+        click.echo(check.conclusion())
     sys.exit(outcome.exit_code)

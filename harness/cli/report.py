@@ -12,12 +12,14 @@ from ctxbench.harness.errors import InputError
 
 @click.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--reference", default="baseline", show_default=True,
-              help="Strategy the others are compared with (paired on task and repeat).")
+@click.option("--reference", default=None,
+              help="Strategy the others are compared with (paired on task and repeat); it must have runs. "
+                   "[default: baseline, when the experiment has it]")
 @click.option("--margin", type=click.FloatRange(min=0, max=100, min_open=True), default=5.0, show_default=True,
               help="Non-inferiority margin in points of completion rate.")
-def report(run_dir: Path, reference: str, margin: float) -> None:
-    """Write report.md, report.html, summary.csv, comparisons.csv and plots/ into RUN_DIR (a results folder)."""
+def report(run_dir: Path, reference: str | None, margin: float) -> None:
+    """Write report.md, report.html, summary.csv, summary.json, comparisons.csv and plots/ into RUN_DIR (a
+    results folder)."""
     from ctxbench.reports import write_report
 
     try:
@@ -25,7 +27,7 @@ def report(run_dir: Path, reference: str, margin: float) -> None:
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    for path in (paths.markdown, paths.html, paths.summary_csv, paths.comparisons_csv):
+    for path in (paths.markdown, paths.html, paths.summary_csv, paths.summary_json, paths.comparisons_csv):
         if path is not None:
             click.echo(str(path))
     click.echo(f"{len(paths.plots)} plots in {paths.plots[0].parent}")

@@ -35,10 +35,10 @@ def test_harness_errors_are_left_out_of_rates_and_comparisons_and_listed(tmp_pat
     base = summarize(runs)[0]
     assert (base.runs, base.resolved, base.harness_errors, base.completion_rate) == (12, 12, 12, 1.0)
     (c,) = compare_strategies(runs, "baseline")
-    assert c.pairs == 12 and c.tasks == 4 and c.difference == 0
+    assert c.pairs == 12 and c.tasks == 4 and c.completion.difference == 0
     assert len(c.excluded) == 12 and "baseline task-00#0" in c.excluded
     assert len(c.unpaired) == 12 and "lean task-00#0" in c.unpaired
-    assert c.verdict != "better"
+    assert c.completion.verdict != "better"
     text = write_report(folder).markdown.read_text()
     assert "12 runs ended in `harness_error`" in text and "`baseline task-03#2`" in text
     assert "12 runs without a partner were not compared" in text
@@ -59,7 +59,7 @@ def test_no_zero_width_interval_is_printed_as_a_finding(tmp_path, build):
     same = [3, 0, 2, 1, 3]
     runs = tasks_grid(build, "baseline", same) + tasks_grid(build, "lean", same)
     (c,) = compare_strategies(pd.DataFrame([r.model_dump() for r in runs]), "baseline")
-    assert c.verdict == "inconclusive" and math.isnan(c.difference_ci[0])
+    assert c.completion.verdict == "inconclusive" and math.isnan(c.completion.ci[0])
     line = verdict_line(c)
     assert "[+0.0, +0.0]" not in line and "interval not estimable: no task differs between the arms" in line
 
@@ -82,16 +82,16 @@ def test_verdicts_better_worse_non_inferior_inconclusive(build):
         runs += tasks_grid(build, name, per_task)
     frame = pd.DataFrame([r.model_dump() for r in runs])
     verdicts = {c.strategy: c for c in compare_strategies(frame, "baseline")}
-    assert verdicts["up"].verdict == "better" and verdicts["down"].verdict == "worse"
-    assert verdicts["same"].verdict == "inconclusive"
+    assert verdicts["up"].completion.verdict == "better" and verdicts["down"].completion.verdict == "worse"
+    assert verdicts["same"].completion.verdict == "inconclusive"
     close = verdicts["close"]
-    assert close.verdict == "non-inferior", verdict_line(close)
-    assert close.difference_ci[0] > -0.05 and close.difference_ci[0] <= 0
+    assert close.completion.verdict == "non-inferior", verdict_line(close)
+    assert close.completion.ci[0] > -0.05 and close.completion.ci[0] <= 0
     # Holm: three tests with a p-value (same has none), multipliers 1..3, intervals widened accordingly
-    assert sorted(c.holm_factor for c in verdicts.values() if not math.isnan(c.p_value)) == [1, 2, 3]
-    assert close.confidence == pytest.approx(1 - 0.05 / close.holm_factor)
-    wider = close.completion.interval(close.confidence)
-    assert wider[1] - wider[0] >= close.completion.interval(0.95)[1] - close.completion.interval(0.95)[0]
+    assert sorted(c.completion.holm_factor for c in verdicts.values() if not math.isnan(c.completion.p_value)) == [1, 2, 3]
+    assert close.completion.confidence == pytest.approx(1 - 0.05 / close.completion.holm_factor)
+    wider = close.completion.mean.interval(close.completion.confidence)
+    assert wider[1] - wider[0] >= close.completion.mean.interval(0.95)[1] - close.completion.mean.interval(0.95)[0]
 
 
 def test_cheaper_and_non_inferior_reads_as_one_line(build):
@@ -110,7 +110,7 @@ def test_cost_gets_its_own_verdict_when_runs_record_it(build):
     frame = pd.DataFrame([r.model_dump() for r in ref + cand])
     frame["cost_usd"] = frame["total_tokens"] * 1e-6 * (1 + frame.index % 3)
     (c,) = compare_strategies(frame, "baseline")
-    assert c.cost is not None and c.ratio_verdict("cost") == "cheaper"
+    assert c.cost is not None and c.cost.verdict == "cheaper"
     assert ", **cheaper** in cost (×" in verdict_line(c)
 
 

@@ -18,16 +18,16 @@ def test_within_experiment_comparison_counts_pairs(two_strategy_folder):
     folder = load_results(two_strategy_folder)
     (c,) = compare_strategies(folder.runs, "baseline", folder.strategies)
     assert (c.pairs, c.both, c.only_reference, c.only_candidate, c.neither) == (6, 1, 4, 1, 0)
-    assert (c.tasks, c.tasks_better, c.tasks_worse) == (2, 0, 2)
+    assert (c.tasks, c.completion.tasks_better, c.completion.tasks_worse) == (2, 0, 2)
     assert c.mcnemar_p == pytest.approx(0.375)
-    assert c.difference == pytest.approx(-0.5)
+    assert c.completion.difference == pytest.approx(-0.5)
     # two tasks: per-task means -2/3 and -1/3, a t test with one degree of freedom
-    assert c.p_value == pytest.approx(2 * 0.5 * (1 - 2 / math.pi * math.atan(0.5 / (1 / 6))), rel=1e-6)
-    assert c.verdict == "inconclusive"
-    assert c.token_ratio == pytest.approx(0.5)
-    assert c.token_ratio_ci == pytest.approx((0.5, 0.5))  # every task used half the tokens
-    assert c.ratio_verdict("tokens") == "cheaper"
-    assert c.difference_ci[0] <= c.difference <= c.difference_ci[1]
+    assert c.completion.p_value == pytest.approx(2 * 0.5 * (1 - 2 / math.pi * math.atan(0.5 / (1 / 6))), rel=1e-6)
+    assert c.completion.verdict == "inconclusive"
+    assert c.tokens.ratio == pytest.approx(0.5)
+    assert c.tokens.ci == pytest.approx((0.5, 0.5))  # every task used half the tokens
+    assert c.tokens.verdict == "cheaper"
+    assert c.completion.ci[0] <= c.completion.difference <= c.completion.ci[1]
     assert c.seed_mismatches == 0
 
 
@@ -38,12 +38,12 @@ def test_significant_difference_gives_a_verdict(tmp_path, build):
     (c,) = compare_strategies(folder.runs, "baseline")
     assert (c.only_reference, c.only_candidate) == (8, 1)
     assert c.mcnemar_p == 0.0390625
-    assert c.p_value < 0.05 and c.holm_p == c.p_value  # one candidate: Holm changes nothing
-    assert c.verdict == "worse"
+    assert c.completion.p_value < 0.05 and c.completion.holm_p == c.completion.p_value  # one candidate: Holm changes nothing
+    assert c.completion.verdict == "worse"
     again = compare_strategies(folder.runs, "baseline")[0]
-    assert again.token_ratio_ci == c.token_ratio_ci  # seeded
-    assert c.difference_ci[1] < 0
-    assert 0 < c.mdd < 1
+    assert again.tokens.ci == c.tokens.ci  # seeded
+    assert c.completion.ci[1] < 0
+    assert 0 < c.completion.mdd < 1
 
 
 def test_missing_reference_is_an_error(two_strategy_folder):
@@ -73,8 +73,8 @@ def test_compare_folders_refuses_different_fixed_variables(tmp_path, build):
     forced = compare_folders(a, b, force=True)
     assert [d.variable for d in forced.differences] == ["model"]
     (same,) = forced.comparisons
-    assert math.isnan(same.p_value) and math.isnan(same.difference_ci[0])  # no task differs: nothing to estimate
-    assert same.verdict == "inconclusive"
+    assert math.isnan(same.completion.p_value) and math.isnan(same.completion.ci[0])  # no task differs: nothing to estimate
+    assert same.completion.verdict == "inconclusive"
 
 
 def test_compare_command_exits_2_naming_the_model_difference(tmp_path, build):

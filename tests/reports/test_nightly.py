@@ -27,7 +27,7 @@ def test_planted_completion_regression_exits_1(tmp_path, build):
     (s,) = check.strategies
     assert s.completion_fell and not s.tokens_rose
     assert s.comparison.mcnemar_p == pytest.approx(2 / 256)
-    assert s.comparison.verdict == "worse"
+    assert s.comparison.completion.verdict == "worse"
     assert check.controlled
     assert check.messages() == ["REGRESSION baseline (completion fell): completion 100.0% -> 20.0% (-80.0 pts "
                                 "[-100.0, -49.8]), tokens ×1.00 [1.00, 1.00]; nothing else differs"]
@@ -42,10 +42,30 @@ def test_unchanged_run_exits_0(tmp_path, build):
     assert check.regressed == [] and check.exit_code == 0
 
 
-def test_small_fall_is_not_a_regression(tmp_path, build):
+def test_a_fall_it_cannot_resolve_is_cant_tell_exit_4_not_no_regression(tmp_path, build):
     prev = folder(build, tmp_path / "a", outcomes(build, [True] * 10), "2025-01-01T02:00:00+00:00")
-    cur = folder(build, tmp_path / "b", outcomes(build, [False] * 2 + [True] * 8), "2025-01-02T02:00:00+00:00")
-    assert check_regressions(prev, cur).exit_code == 0
+    cur = folder(build, tmp_path / "b", outcomes(build, [False] * 3 + [True] * 7), "2025-01-02T02:00:00+00:00")
+    check = check_regressions(prev, cur)
+    (s,) = check.strategies
+    assert s.comparison.completion.verdict == "inconclusive" and not s.regressed
+    assert s.status == "can't tell" and check.cant_tell == ["baseline"] and check.regressed == []
+    assert check.exit_code == 4
+    (message,) = check.messages()
+    assert message.startswith("CAN'T TELL baseline (completion fell on 3 of 10 tasks: too few runs to tell a "
+                              "regression from noise): completion 100.0% -> 70.0% (-30.0 pts")
+    assert check.conclusion().startswith("CAN'T TELL against a: baseline fell")
+    history = tmp_path
+    text = nightly_check(history, tmp_path / "b").trend_md.read_text()
+    assert "**Can't tell:** `baseline`" in text and "**CAN'T TELL** (completion fell on 3 of 10 tasks" in text
+
+
+def test_a_run_no_task_of_which_fell_is_ok(tmp_path, build):
+    prev = folder(build, tmp_path / "a", outcomes(build, [True] * 8 + [False] * 2), "2025-01-01T02:00:00+00:00")
+    cur = folder(build, tmp_path / "b", outcomes(build, [True] * 9 + [False]), "2025-01-02T02:00:00+00:00")
+    check = check_regressions(prev, cur)
+    assert check.strategies[0].status == "ok" and check.exit_code == 0
+    assert check.messages()[0].startswith("OK baseline: completion 80.0% -> 90.0%")
+    assert check.conclusion() == "no regression against a"
 
 
 def test_token_rise_beyond_ratio_is_a_regression(tmp_path, build):
@@ -142,7 +162,7 @@ def test_nightly_command_end_to_end(tmp_path):
     assert "nothing to compare" in first.output
     second = runner.invoke(nightly, [str(experiment), "--history", str(history), "--workers", "2"])
     assert second.exit_code == 0, second.output
-    assert "no regression" in second.output
+    assert "OK baseline: completion 100.0% -> 100.0%" in second.output and "no regression against" in second.output
     runs = sorted(p for p in history.iterdir() if (p / "manifest.json").exists())
     assert len(runs) == 2 and (runs[1] / "report.html").exists()
     assert (history / "trend.md").exists() and (history / "plots" / "trend.png").exists()
@@ -153,8 +173,21 @@ def test_nightly_command_end_to_end(tmp_path):
     assert "nothing else differs" in third.output
     fourth = runner.invoke(nightly, [str(experiment), "--history", str(history), "--repeats", "2",
                                      "--set", "model.context_window=4000"])
-    assert fourth.exit_code in (0, 1), fourth.output
+    assert fourth.exit_code in (0, 1, 4), fourth.output
     assert "NOT CONTROLLED" in fourth.output and "model.context_window: 16000 -> 4000" in fourth.output
     assert "repeats: 1 -> 2" in fourth.output
     trend = (history / "trend.md").read_text()
     assert trend.count("| baseline |") == 4
+
+
+def test_nightly_command_cant_tell_is_as_loud_as_a_regression_and_exits_4(tmp_path):
+    experiment = tmp_path / "nightly.yaml"
+    experiment.write_text(EXPERIMENT)
+    history = tmp_path / "history"
+    runner = CliRunner()
+    assert runner.invoke(nightly, [str(experiment), "--history", str(history)]).exit_code == 0
+    small = runner.invoke(nightly, [str(experiment), "--history", str(history), "--set", "model.context_window=2500"])
+    assert small.exit_code == 4, small.output  # both tasks overflow: -100 pts on 2 tasks, which settle nothing
+    assert "CAN'T TELL baseline (completion fell on 2 of 2 tasks" in small.output
+    assert small.output.rstrip().splitlines()[-1].startswith("CAN'T TELL against ")
+    assert "no regression" not in small.output

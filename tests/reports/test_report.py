@@ -54,16 +54,66 @@ def test_report_of_a_real_model_has_no_simulator_notice(tmp_path, build):
     assert {p.name for p in paths.plots} == PLOTS - {"context_fill.png"}
 
 
-def test_report_notes_a_missing_reference(two_strategy_folder):
-    text = write_report(two_strategy_folder, reference="nope").markdown.read_text()
-    assert "The reference strategy `nope` is not in this experiment" in text
+def test_report_notes_an_experiment_without_baseline(tmp_path, build):
+    runs = build.grid("lean", [[True, False]]) + build.grid("other", [[True, True]])
+    folder = build.write_folder(tmp_path / "r", runs, build.manifest(["lean", "other"]), transcripts=False)
+    text = write_report(folder).markdown.read_text()
+    assert "The reference strategy `baseline` is not in this experiment" in text
+
+
+def test_report_refuses_an_unknown_reference_and_writes_nothing(two_strategy_folder):
+    good = write_report(two_strategy_folder).markdown.read_text()
+    for pages in (two_strategy_folder / "runs").iterdir():
+        shutil.rmtree(pages)
+    result = CliRunner().invoke(report, [str(two_strategy_folder), "--reference", "laen"])
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "'laen'" in lines[0] and "did you mean 'lean'?" in lines[0] and "baseline, lean" in lines[0]
+    assert (two_strategy_folder / "report.md").read_text() == good
+    assert not any((two_strategy_folder / "runs").iterdir())  # not even the run pages
+
+
+def test_report_of_an_interrupted_experiment_says_so_at_its_top(tmp_path, build):
+    runs = build.grid("baseline", [[True, True, True], [True, False, True]])
+    runs += build.grid("lean", [[True, False]])
+    man = build.manifest(["baseline", "lean"])
+    man["runs_planned"] = 12
+    paths = write_report(build.write_folder(tmp_path / "cut", runs, man))
+    lines = paths.markdown.read_text().splitlines()
+    notice = ("> **Incomplete experiment**: 8 of 12 planned runs recorded (`baseline` 6 of 6, `lean` 2 of 6); it "
+              "was interrupted or stopped")
+    assert lines[0].startswith("> Results from the simulated model")  # the simulator notice stays first
+    assert lines[2].startswith(notice), lines[:4]
+    html = paths.html.read_text()
+    assert "Incomplete experiment" in html and html.index("Incomplete experiment") < html.index("<h1")
+    man["runs_planned"] = 8
+    complete = write_report(build.write_folder(tmp_path / "whole", runs, man)).markdown.read_text()
+    assert "Incomplete" not in complete
+
+
+def test_summary_json_holds_each_strategy_under_the_evaluation_script_names(two_strategy_folder):
+    import json
+
+    paths = write_report(two_strategy_folder)
+    assert paths.summary_json == two_strategy_folder / "summary.json"
+    data = json.loads(paths.summary_json.read_text())
+    assert data["version"] == 1 and data["experiment"] == "synthetic" and data["model"] == "sim-coder"
+    baseline, lean = data["strategies"]
+    assert (baseline["framework"], lean["framework"]) == ("baseline", "lean")
+    assert baseline["total_tasks"] == 2 and baseline["repeat"] == 3 and baseline["runs"] == 6
+    assert baseline["completion_rate"] == pytest.approx(5 / 6) and lean["completion_rate"] == pytest.approx(2 / 6)
+    assert baseline["avg_tokens"] == 2000 and lean["avg_tokens"] == 1000
+    assert baseline["avg_time_seconds"] == pytest.approx(2.0)
+    assert baseline["failures"] == ["max_turns"] and baseline["failure_counts"] == {"max_turns": 1}
+    assert lean["failures"] == ["tests_failed"] and lean["failure_counts"] == {"tests_failed": 4}
 
 
 def test_report_command(two_strategy_folder, tmp_path):
     runner = CliRunner()
     result = runner.invoke(report, [str(two_strategy_folder), "--reference", "lean"])
     assert result.exit_code == 0, result.output
-    assert "report.html" in result.output
+    assert "report.html" in result.output and "summary.json" in result.output
     assert "Paired comparison with `lean`" in (two_strategy_folder / "report.md").read_text()
     (tmp_path / "not-results").mkdir()
     bad = runner.invoke(report, [str(tmp_path / "not-results")])

@@ -3,7 +3,8 @@ import math
 
 import pytest
 
-from ctxbench.reports.loading import fill_frame, load_results
+from ctxbench.reports.frames import turns_df
+from ctxbench.reports.loading import load_results
 from ctxbench.reports.stats import wilson_interval
 from ctxbench.reports.summary import failure_frame, repeat_rates, summarize, summary_frame, task_table
 
@@ -67,8 +68,8 @@ def test_tables(two_strategy_folder):
     assert len(rates) == 6
 
 
-def test_fill_frame_reads_the_turns_of_transcripts(two_strategy_folder):
-    fill = fill_frame(two_strategy_folder)
+def test_turns_df_reads_the_context_fill_of_every_turn(two_strategy_folder):
+    fill = turns_df(two_strategy_folder)
     assert len(fill) == 12 * 5
     assert set(fill["strategy"]) == {"baseline", "lean"}
     assert fill["turn"].max() == 4
@@ -84,11 +85,11 @@ def test_empty_results_folder_is_an_error(tmp_path, build):
         load_results(tmp_path)
 
 
-def test_fill_frame_refuses_a_transcript_of_another_format(two_strategy_folder):
+def test_turns_df_refuses_a_transcript_of_another_format(two_strategy_folder):
     from ctxbench.harness.errors import InputError
 
     old = next((two_strategy_folder / "transcripts").glob("*/*.jsonl.gz"))
     with gzip.open(old, "wt") as fh:
         fh.write('{"turn": 0, "context_tokens": 10, "fill": 0.1}\n')
     with pytest.raises(InputError, match=str(old.name)):
-        fill_frame(two_strategy_folder)
+        turns_df(two_strategy_folder)
