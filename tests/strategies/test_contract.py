@@ -15,10 +15,10 @@ from ctxbench.strategies import available_strategies
 from ctxbench.strategies.testing import StrategyContractError, check_strategy
 
 ARMS: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in available_strategies()]
-ARMS.append(("summarizer", {"mode": "model"}))
+ARMS += [("summarizer", {"mode": "model"}), ("budget_planner", {"table": "001", "keep_recent": 2})]
 
 
-@pytest.mark.parametrize(("name", "params"), ARMS, ids=[f"{n}-{p.get('mode', 'default')}" for n, p in ARMS])
+@pytest.mark.parametrize(("name", "params"), ARMS, ids=[f"{n}-{p.get('mode', p.get('table', 'default'))}" for n, p in ARMS])
 def test_strategy_contract(name: str, params: dict[str, Any]) -> None:
     checked = check_strategy(available_strategies()[name], params)
     assert checked >= 170, "every prefix of every case is built and checked"
