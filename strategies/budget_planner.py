@@ -188,9 +188,10 @@ class BudgetPlanner:
         targets += [(m, o.call_id, o.tool, tool_component(o)) for o, m in zip(turn.observations, msgs[1:])
                     if item.call_id in (None, o.call_id)]
         deltas: dict[Component, int] = {}
+        cut_before = {(a.kind, a.target) for a in ledger.actions}  # a message is cut once, not its cut again
         for msg, target, tool, component in targets:
             before, text = count(msg), msg.get("content") or ""
-            if cut and len(text) > self.params.cut_chars:
+            if cut and len(text) > self.params.cut_chars and ("trimmed", target) not in cut_before:
                 msg["content"] = cut_middle(text, self.params.cut_chars, self.params.head_ratio)
                 after = count(msg)
                 ledger.act("trimmed", target, f"{item.layer}: cut to head + tail", before, after)

@@ -200,3 +200,11 @@ def test_past_the_high_water_mark_compression_starts_before_anything_is_evicted(
     reduced = [a for a in watermarked.ledger.actions if a.kind != "injected"]
     assert reduced and {a.kind for a in reduced} == {"trimmed"}, "cut to head + tail, nothing evicted"
     assert COUNTER.count_messages(watermarked.messages[1:]) - 3 <= dynamic * 0.8 < used
+
+    for window in range(window, 3000, -200):  # both stages at work: still nothing is cut twice
+        try:
+            ctx = create_strategy("budget_planner", {**at_limit, "high_water": 0.8}).build(history, make_budget(window, 500, 100))
+        except ContextOverflow:
+            break
+        cuts = [a.target for a in ctx.ledger.actions if a.kind == "trimmed"]
+        assert len(cuts) == len(set(cuts)), f"window {window}: {cuts}"
