@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from ctxbench.harness.errors import did_you_mean, plain_problem
 from ctxbench.harness.errors import InputError
@@ -19,7 +20,9 @@ __all__ = ["register_strategy", "get_strategy_class", "available_strategies", "c
 
 ENTRY_POINT_GROUP = "ctxbench.strategies"
 
-_REGISTRY: dict[str, type] = {}
+_REGISTRY: dict[str, type[Any]] = {}
+"""Strategy classes by name. `type[Any]`: a class is checked for `Params` when registered, and its other
+members (`build`, `enforces_budget`) by `ctxbench.strategies.testing.check_strategy`."""
 _entry_points_loaded = False
 
 T = TypeVar("T", bound=type)
@@ -46,16 +49,18 @@ def register_strategy(name: str) -> Callable[[T], T]:
     def decorate(cls: T) -> T:
         if name in _REGISTRY and _REGISTRY[name] is not cls:
             raise StrategyError(f"strategy {name!r} is already registered by {_REGISTRY[name].__module__}")
-        if not (isinstance(getattr(cls, "Params", None), type) and issubclass(cls.Params, BaseModel)):
+        params = getattr(cls, "Params", None)
+        if not (isinstance(params, type) and issubclass(params, BaseModel)):
             raise StrategyError(f"strategy {name!r} needs a pydantic `Params` class")
-        cls.name = name
-        _REGISTRY[name] = cls
+        strategy: type[Any] = cls
+        strategy.name = name
+        _REGISTRY[name] = strategy
         return cls
 
     return decorate
 
 
-def _package_of(cls: type) -> str:
+def _package_of(cls: type[Any]) -> str:
     """The distribution that ships `cls` (e.g. `ctxbench`), or its top-level module when none is known."""
     top = cls.__module__.split(".")[0]
     dists = packages_distributions().get(top) or [top]
@@ -89,13 +94,13 @@ def _load_entry_points() -> None:
     _entry_points_loaded = True
 
 
-def available_strategies() -> dict[str, type]:
+def available_strategies() -> dict[str, type[Any]]:
     """Every registered strategy, built-in and third-party, by name."""
     _load_entry_points()
     return dict(sorted(_REGISTRY.items()))
 
 
-def get_strategy_class(name: str) -> type:
+def get_strategy_class(name: str) -> type[Any]:
     """The class registered under `name`; the error suggests close names."""
     registry = available_strategies()
     if name not in registry:
@@ -142,13 +147,13 @@ def param_problems(name: str, params: dict[str, Any] | None) -> list[str]:
     return []
 
 
-def _describe_param(name: str, cls: type, error: dict[str, Any]) -> str:
+def _describe_param(name: str, cls: type[Any], error: ErrorDetails) -> str:
     where = ".".join(["params", *(str(p) for p in error["loc"])])
     if error["type"] == "extra_forbidden":
         hint = (did_you_mean(str(error["loc"][-1]), cls.Params.model_fields)
                 or f"; parameters: {', '.join(cls.Params.model_fields) or 'none'}")
         return f"{where}: unknown parameter of strategy {name!r}{hint}"
-    return f"{where}: {plain_problem(error)}"
+    return f"{where}: {plain_problem(dict(error))}"
 
 
 def validate_params(name: str, params: dict[str, Any] | None) -> BaseModel:

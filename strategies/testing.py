@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import History, Observation, ToolCall, Turn
 from ctxbench.harness.models.base import Completion, Usage
+from ctxbench.harness.records import ObservationKind
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.repo_view import StaticRepo
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
@@ -87,7 +88,7 @@ def make_repo(n_utils: int = 24) -> StaticRepo:
 REPO = make_repo()
 
 
-def obs(call_id: str, tool: str, kind: str, content: str, turn: int, *, path: str | None = None,
+def obs(call_id: str, tool: str, kind: ObservationKind, content: str, turn: int, *, path: str | None = None,
         line_range: tuple[int, int] | None = None, is_error: bool = False, **args: Any) -> Observation:
     return Observation(call_id, tool, tuple(sorted(args.items())), content, is_error, kind, turn, path, line_range)
 
@@ -222,11 +223,13 @@ def _require(ok: Any, where: str, rule: str) -> None:
         raise StrategyContractError(f"{where}: {rule}")
 
 
-def _check_declaration(cls: type) -> None:
+def _check_declaration(cls: type) -> type[BaseModel]:
+    """The class-level rules; returns the strategy's `Params` model."""
     name = getattr(cls, "__name__", repr(cls))
     _require(cls.__doc__, name, "needs a docstring (its first line is what `ctxbench strategies list` shows)")
     params = getattr(cls, "Params", None)
-    _require(isinstance(params, type) and issubclass(params, BaseModel), name, "needs a nested pydantic `Params` class")
+    if not (isinstance(params, type) and issubclass(params, BaseModel)):
+        raise StrategyContractError(f"{name}: needs a nested pydantic `Params` class")
     _require(params.model_config.get("extra") == "forbid", name, "Params must forbid unknown keys "
              "(model_config = ConfigDict(extra='forbid')): a misspelt parameter must be an error, not ignored")
     for field, info in params.model_fields.items():
@@ -238,6 +241,7 @@ def _check_declaration(cls: type) -> None:
         inspect.signature(cls).bind(params(), None)
     except TypeError:
         _require(False, name, "the constructor must accept (params, services=None)")
+    return params
 
 
 def _check_context(ctx: Any, history: History, budget: Budget, enforces: bool, where: str) -> None:
@@ -259,10 +263,33 @@ def _check_context(ctx: Any, history: History, budget: Budget, enforces: bool, w
     ledgered = sum(ctx.ledger.components.values()) + REPLY_PRIMING
     _require(ledgered == total, where, f"the ledger accounts for every token: components sum to "
                                        f"{ledgered - REPLY_PRIMING} + {REPLY_PRIMING} reply priming, messages take {total}")
+    _check_filing(ctx, history, budget, where)
     if enforces:
         over = total - budget.counter.count_message(messages[0])
         _require(over <= budget.available, where, f"enforces_budget is set but the context takes {over} tokens "
                                                   f"beyond the system prompt, over budget.available={budget.available}")
+
+
+def _check_filing(ctx: Context, history: History, budget: Budget, where: str) -> None:
+    """Each component holds at least the messages that belong to it: the system prompt under `system`, the
+    task under `task`, assistant messages under `history`, results of file reads under `files`, other tool
+    results under `tool_output`. Messages a strategy adds (summaries, pinned notes, snippets) may go anywhere."""
+    count, messages = budget.counter.count_message, ctx.messages
+    reads: dict[str, set[bool]] = {}
+    for o in (o for t in history.turns for o in t.observations):
+        reads.setdefault(o.call_id, set()).add(o.kind == "file_read")
+    floor = {"system": count(messages[0]), "task": count(messages[1]), "history": 0, "files": 0, "tool_output": 0}
+    for msg in messages[2:]:
+        read = reads.get(msg.get("tool_call_id", ""), set()) if msg["role"] == "tool" else set()
+        if msg["role"] == "assistant":
+            floor["history"] += count(msg)
+        elif len(read) == 1:  # a call id reused by another kind of call is left out
+            floor["files" if read == {True} else "tool_output"] += count(msg)
+    for component, tokens in floor.items():
+        filed = ctx.ledger.components.get(component, 0)
+        _require(filed >= tokens, where, f"the ledger files {filed} tokens under {component!r} but its messages "
+                 f"take {tokens} (file reads go under 'files', other tool results under 'tool_output', "
+                 "assistant messages under 'history', whatever their content)")
 
 
 def check_strategy(cls: type, params: dict[str, Any] | None = None, services: Any = None,
@@ -272,7 +299,8 @@ def check_strategy(cls: type, params: dict[str, Any] | None = None, services: An
     The rules: a docstring, a pydantic `Params` that forbids unknown keys and describes every field,
     a declared `enforces_budget`, a `(params, services=None)` constructor; `build` never mutates the
     history, keeps the system prompt then the task statement first, keeps each tool call and its
-    results together and in order, accounts for every token in the ledger, fits `budget.available`
+    results together and in order, accounts for every token in the ledger and files it where it belongs
+    (file reads under `files`, other tool results under `tool_output`), fits `budget.available`
     when it says it enforces the budget, and is deterministic: two fresh instances give the same
     context, and one instance built turn after turn (like the runner) agrees with a fresh one.
 
@@ -285,49 +313,50 @@ def check_strategy(cls: type, params: dict[str, Any] | None = None, services: An
     Raises:
         StrategyContractError: the first rule broken, naming the case and the turn.
     """
-    _check_declaration(cls)
+    params_model = _check_declaration(cls)
     budget = budget or make_budget()
-    enforces = bool(cls.enforces_budget)
-    checked = 0
 
     def fresh() -> Any:
-        return cls(cls.Params(**(params or {})), services if services is not None else contract_services())
+        return cls(params_model(**(params or {})), services if services is not None else contract_services())
 
-    for case, make in CONTRACT_CASES.items():
-        history = make()
-        before = copy.deepcopy(history)
-        strategy = fresh()
-        if hasattr(strategy, "preflight"):
-            strategy.preflight(budget)
-        last: Any = None
-        for n in range(len(history.turns) + 1):
-            prefix = with_turns(history, list(history.turns[:n]))
-            where = f"{cls.__name__} on {case!r} at {n} turns"
-            try:
-                last = strategy.build(prefix, budget)
-            except ContextOverflow as exc:
-                _require(prefix == with_turns(history, list(history.turns[:n])), where, "the history is never mutated")
-                _require(enforces and case == "last_turn_too_big" and n == len(history.turns), where,
-                         f"raised ContextOverflow ({exc}); only a budget-enforcing strategy may, and only when "
-                         "the last turn alone does not fit")
-                last = None
-                continue
+    return sum(_check_case(cls, case, make(), fresh, budget) for case, make in CONTRACT_CASES.items())
+
+
+def _check_case(cls: type, case: str, history: History, fresh: Callable[[], Any], budget: Budget) -> int:
+    """Build every prefix of `history` with one instance, then the whole with two fresh ones; the builds checked."""
+    before, strategy, enforces = copy.deepcopy(history), fresh(), bool(getattr(cls, "enforces_budget"))
+    if hasattr(strategy, "preflight"):
+        strategy.preflight(budget)
+    last: Any = None
+    checked = 0
+    for n in range(len(history.turns) + 1):
+        prefix = with_turns(history, list(history.turns[:n]))
+        where = f"{cls.__name__} on {case!r} at {n} turns"
+        try:
+            last = strategy.build(prefix, budget)
+        except ContextOverflow as exc:
             _require(prefix == with_turns(history, list(history.turns[:n])), where, "the history is never mutated")
-            _check_context(last, prefix, budget, enforces, where)
-            checked += 1
-        _require(history == before, f"{cls.__name__} on {case!r}", "the history is never mutated")
-        where = f"{cls.__name__} on {case!r}, fresh instances"
-        if last is None:
-            for _ in range(2):
-                try:
-                    fresh().build(history, budget)
-                except ContextOverflow:
-                    continue
-                _require(False, where, "a fresh instance built what the incremental one refused")
+            _require(enforces and case == "last_turn_too_big" and n == len(history.turns), where,
+                     f"raised ContextOverflow ({exc}); only a budget-enforcing strategy may, and only when "
+                     "the last turn alone does not fit")
+            last = None
             continue
-        first, second = fresh().build(history, budget), fresh().build(history, budget)
-        _require(first.messages == second.messages and first.ledger == second.ledger, where,
-                 "two fresh instances must build the same context and ledger (no randomness, no clock)")
-        _require(first.messages == last.messages, where,
-                 "an instance built turn after turn must agree with a fresh one (caches must not change results)")
+        _require(prefix == with_turns(history, list(history.turns[:n])), where, "the history is never mutated")
+        _check_context(last, prefix, budget, enforces, where)
+        checked += 1
+    _require(history == before, f"{cls.__name__} on {case!r}", "the history is never mutated")
+    where = f"{cls.__name__} on {case!r}, fresh instances"
+    if last is None:
+        for _ in range(2):
+            try:
+                fresh().build(history, budget)
+            except ContextOverflow:
+                continue
+            _require(False, where, "a fresh instance built what the incremental one refused")
+        return checked
+    first, second = fresh().build(history, budget), fresh().build(history, budget)
+    _require(first.messages == second.messages and first.ledger == second.ledger, where,
+             "two fresh instances must build the same context and ledger (no randomness, no clock)")
+    _require(first.messages == last.messages, where,
+             "an instance built turn after turn must agree with a fresh one (caches must not change results)")
     return checked

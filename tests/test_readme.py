@@ -109,7 +109,10 @@ def test_no_docs_page_repeats_the_readme(page):
 
 
 def test_the_readme_strategy_example_works():
-    """The strategy in the README's tour registers, validates its params and builds a context."""
+    """The strategy in the README's tour registers, validates its params, builds a context, files each
+    message under its component and passes `ctxbench strategies check`, as the README says it does."""
+    from click.testing import CliRunner
+
     from ctxbench.harness.context import Budget
     from ctxbench.harness.history import History, Observation, ToolCall, Turn
     from ctxbench.harness.tokens import TokenCounter
@@ -124,7 +127,11 @@ def test_the_readme_strategy_example_works():
         history = History("system", "task", turns)
         counter = TokenCounter("cl100k_base")
         context = create_strategy("last_turns", {"keep": 2}).build(history, Budget(16000, 1000, 100, counter))
+        check = CliRunner().invoke(cli, ["strategies", "check", "last_turns", "--params", "{keep: 2}"])
     finally:
         registry._REGISTRY.pop("last_turns", None)
     assert [m["content"] for m in context.messages] == ["system", "task", "turn 4", "output 4", "turn 5", "output 5"]
-    assert [a.target for a in context.ledger.actions] == [f"turn-{i}" for i in range(4)]
+    assert [a.target for a in context.ledger.actions] == [f"turn:{i}" for i in range(4)]
+    assert context.ledger.components["files"] == sum(counter.count_message(m) for m in context.messages if m["role"] == "tool")
+    assert check.exit_code == 0, check.output
+    assert "last_turns (builtins): passes the strategy contract" in check.output

@@ -9,16 +9,16 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxbench.harness.context import Context, ContextLedger
+from ctxbench.harness.context import Component, Context, ContextLedger
 from ctxbench.harness.history import History, turn_messages
 from ctxbench.strategies import available_strategies
 from ctxbench.strategies.testing import StrategyContractError, check_strategy
 
 ARMS: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in available_strategies()]
-ARMS.append(("summarizer", {"mode": "model"}))
+ARMS += [("summarizer", {"mode": "model"}), ("budget_planner", {"table": "001", "keep_recent": 2})]
 
 
-@pytest.mark.parametrize(("name", "params"), ARMS, ids=[f"{n}-{p.get('mode', 'default')}" for n, p in ARMS])
+@pytest.mark.parametrize(("name", "params"), ARMS, ids=[f"{n}-{p.get('mode', p.get('table', 'default'))}" for n, p in ARMS])
 def test_strategy_contract(name: str, params: dict[str, Any]) -> None:
     checked = check_strategy(available_strategies()[name], params)
     assert checked >= 170, "every prefix of every case is built and checked"
@@ -50,7 +50,13 @@ class _Verbatim:
     def build(self, history: History, budget: Any) -> Context:
         messages = self.messages(history)
         ledger = ContextLedger()
-        ledger.add("history", budget.counter.count_messages(messages) - 3)
+        kinds = {o.call_id: o.kind for t in history.turns for o in t.observations}
+        ledger.add("system", budget.counter.count_message(messages[0]))
+        ledger.add("task", budget.counter.count_message(messages[1]))
+        for msg in messages[2:]:
+            kind = kinds.get(msg.get("tool_call_id", ""))
+            component: Component = "files" if kind == "file_read" else "tool_output" if kind else "history"
+            ledger.add(component, budget.counter.count_message(msg))
         return Context(messages, ledger)
 
 
@@ -68,8 +74,17 @@ class _Unaccounted(_Verbatim):
 
     def build(self, history: History, budget: Any) -> Context:
         ctx = super().build(history, budget)
-        ctx.ledger.components["history"] -= sum(budget.counter.count_message(m) for m in ctx.messages
-                                                if m["role"] == "tool")
+        ctx.ledger.components.pop("tool_output", None)
+        return ctx
+
+
+class _ReadsAsToolOutput(_Verbatim):
+    """Files the results of file reads under `tool_output`: the sums hold, the components do not."""
+
+    def build(self, history: History, budget: Any) -> Context:
+        ctx = super().build(history, budget)
+        components = ctx.ledger.components
+        components["tool_output"] = components.get("tool_output", 0) + components.pop("files", 0)
         return ctx
 
 
@@ -105,6 +120,7 @@ class _LooseParams(_Verbatim):
 @pytest.mark.parametrize(("cls", "rule"), [
     (_DropsResults, "unanswered"),
     (_Unaccounted, "the ledger accounts for every token"),
+    (_ReadsAsToolOutput, "the ledger files 0 tokens under 'files'"),
     (_Random, "two fresh instances"),
     (_Overflows, "over budget.available"),
     (_Mutates, "never mutated"),

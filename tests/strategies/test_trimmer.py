@@ -1,14 +1,19 @@
-"""`trimmer`: head + marker + tail, errors kept whole up to a hard cap (003 §5.3, §8.3)."""
+"""`trimmer`: head + marker + tail, errors kept whole within the budget, else their root cause (003 §5.3, §8.3)."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
 from ctxbench.harness.history import History
 from ctxbench.strategies import StrategyError, create_strategy
+from ctxbench.strategies.allocation import portion
 from ctxbench.strategies.trimmer import carries_error, cut_middle
 
-from history_builders import SYSTEM, TASK, make_budget, make_turn, obs, read_obs
+from history_builders import COUNTER, SYSTEM, TASK, make_budget, make_turn, obs, read_obs
 
 BUDGET = make_budget()
 
@@ -48,18 +53,82 @@ def failing_run(lines: int) -> str:
     return "\n".join(body + ["E       AssertionError: assert 3 == 4", "1 failed", "[exit code 1]"])
 
 
-def test_error_output_is_kept_whole_up_to_the_hard_cap() -> None:
-    medium, huge = failing_run(200), failing_run(2000)
-    assert 1000 < len(medium) < 20000 < len(huge)
-    history = history_with(obs("m", "run_tests", "test_run", medium, 0), obs("h", "run_tests", "test_run", huge, 1),
-                           obs("e", "read_file", "error", "x" * 3000, 2, is_error=True))
-    ctx = create_strategy("trimmer", {"limit": 1000, "hard_cap": 20000}).build(history, BUDGET)
+PAYMENTS_TEST = '''import pytest
+
+
+def settle(ledger, depth):
+    if depth == 0:
+        total = sum(ledger)
+        assert total == 200, f"expected 200, got {total}"
+        return total
+    return settle(ledger, depth - 1)
+
+
+@pytest.mark.parametrize("i", range(150))
+def test_fine(i):
+    assert i >= 0
+
+
+def test_settle():
+    for n in range(400):
+        print(f"audit row {n}: account=acct-{n:04d} balance={n * 3} status=ok")
+    assert settle([100], 12) == 200
+'''
+
+
+@pytest.fixture(scope="module")
+def pytest_failure(tmp_path_factory) -> str:
+    """A real pytest run: 150 passing tests, a failing assertion 13 frames deep, 400 lines of captured output."""
+    folder = tmp_path_factory.mktemp("payments")
+    (folder / "test_pay.py").write_text(PAYMENTS_TEST)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:randomly",
+                          "test_pay.py"], cwd=folder, env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 1, run.stdout + run.stderr
+    return run.stdout + "[exit code 1]"
+
+
+ROOT_CAUSE = ("E           AssertionError: expected 200, got 100", "E           assert 100 == 200",
+              '>           assert total == 200, f"expected 200, got {total}"', "test_pay.py:7: AssertionError",
+              "FAILED test_pay.py::test_settle - AssertionError: expected 200, got 100", "1 failed, 150 passed")
+
+
+def test_an_error_that_fits_its_share_of_the_budget_is_kept_whole(pytest_failure) -> None:
+    assert len(pytest_failure) > 30000 and all(line in pytest_failure for line in ROOT_CAUSE)
+    medium = failing_run(200)
+    history = history_with(obs("p", "run_tests", "test_run", pytest_failure, 0),
+                           obs("m", "run_tests", "test_run", medium, 1),
+                           obs("e", "read_file", "error", "x" * 3000, 2, is_error=True), read_obs("r", 3, "README.md"))
+    ctx = create_strategy("trimmer", {"limit": 1000}).build(history, make_budget(window=64000))
     out = tool_contents(ctx)
-    assert out["m"] == medium
-    assert out["e"] == "x" * 3000
-    assert len(out["h"]) < 20100 and out["h"].endswith("E       AssertionError: assert 3 == 4\n1 failed\n[exit code 1]")
-    assert f"[… {len(huge) - 20000} characters omitted …]" in out["h"]
-    assert [a.target for a in ctx.ledger.actions] == ["h"]
+    assert (out["p"], out["m"], out["e"]) == (pytest_failure, medium, "x" * 3000)
+    assert not ctx.ledger.actions
+
+
+def test_an_error_too_long_for_its_room_keeps_its_root_cause_lines(pytest_failure) -> None:
+    budget = make_budget()
+    history = history_with(obs("p", "run_tests", "test_run", pytest_failure, 0), read_obs("r", 1, "README.md"))
+    ctx = create_strategy("trimmer", {"limit": 1000}).build(history, budget)
+    room = (budget.available - COUNTER.count_message(history.task_message())) // 2
+    kept = tool_contents(ctx)["p"]
+    assert COUNTER.count(pytest_failure) > room >= COUNTER.count(kept) > room * 0.9, "the room, and no more"
+    assert all(line in kept for line in ROOT_CAUSE)
+    assert "lines omitted …]" in kept and "characters omitted" not in kept
+    assert [(a.kind, a.target) for a in ctx.ledger.actions] == [("trimmed", "p")]
+    assert "root-cause lines kept" in ctx.ledger.actions[0].reason
+    assert "E           assert 100 == 200" not in cut_middle(pytest_failure, len(kept)), "a middle cut loses it"
+
+    tight = create_strategy("trimmer", {"limit": 1000, "error_share": 0.02}).build(history, budget)
+    few = tool_contents(tight)["p"]
+    assert COUNTER.count(few) <= portion(budget.available - COUNTER.count_message(history.task_message()), 0.02)
+    assert all(line in few for line in ROOT_CAUSE[:2] + ROOT_CAUSE[4:]), "the verdict and the assertion first"
+
+
+def test_hard_cap_bounds_an_error_in_characters_too(pytest_failure) -> None:
+    history = history_with(obs("p", "run_tests", "test_run", pytest_failure, 0), read_obs("r", 1, "README.md"))
+    ctx = create_strategy("trimmer", {"limit": 1000, "hard_cap": 20000}).build(history, make_budget(window=64000))
+    kept = tool_contents(ctx)["p"]
+    assert len(kept) <= 20000 and all(line in kept for line in ROOT_CAUSE)
 
 
 def test_without_preserve_errors_errors_are_cut_at_the_limit() -> None:

@@ -42,7 +42,9 @@ class SlidingWindow:
             if not turn.tool_calls:
                 ledger.act("evicted", f"turn:{turn.index}", f"older than the last {self.params.turns} turns")
         for turn in history.turns[cut:]:
-            for msg in turn_messages(turn):
-                ledger.add("tool_output" if msg["role"] == "tool" else "history", count(msg))
+            kinds = {o.call_id: o.kind for o in turn.observations}
+            for msg in turn_messages(turn):  # a file read is `files`, other tool output `tool_output`
+                kind = kinds.get(msg.get("tool_call_id", ""))
+                ledger.add("files" if kind == "file_read" else "tool_output" if kind else "history", count(msg))
                 messages.append(msg)
         return Context(messages, ledger)
