@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from pydantic import ValidationError
-
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, TranscriptTurn
 from ctxbench.harness.results import read_results
+from ctxbench.harness.results_folder import read_manifest, transcript_files, transcript_run
 from ctxbench.harness.transcript import read_transcript
 
 __all__ = ["Manifest", "SandboxInfo", "ResultsFolder", "load_results", "runs_frame", "fill_frame", "FillPoint"]
@@ -38,22 +37,6 @@ def runs_frame(results: list[RunResult]) -> pd.DataFrame:
     """One row per run, one column per RunResult field."""
     columns = list(RunResult.model_fields)
     return pd.DataFrame([r.model_dump() for r in results], columns=columns)
-
-
-def read_manifest(path: Path) -> Manifest:
-    """Read and validate `<dir>/manifest.json`.
-
-    Raises:
-        InputError: the file is missing or lacks a field the reports need.
-    """
-    file = path / "manifest.json"
-    if not file.is_file():
-        raise InputError(f"{path}: not a results folder (no manifest.json)")
-    try:
-        return Manifest.model_validate_json(file.read_text())
-    except ValidationError as exc:
-        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
-        raise InputError(f"{file}: invalid manifest ({fields})") from exc
 
 
 def load_results(path: str | Path) -> ResultsFolder:
@@ -86,9 +69,6 @@ class FillPoint:
     context_tokens: int
 
 
-_SUFFIX = ".jsonl.gz"
-
-
 def fill_frame(path: str | Path) -> pd.DataFrame:
     """Context fill per turn of every run, from `<dir>/transcripts/<strategy>/<task>.<repeat>.jsonl.gz`.
 
@@ -98,13 +78,12 @@ def fill_frame(path: str | Path) -> pd.DataFrame:
         InputError: a transcript is not of the version ctxbench reads.
     """
     points: list[FillPoint] = []
-    root = Path(path) / "transcripts"
-    for file in sorted(root.glob(f"*/*{_SUFFIX}")):
-        task_id, _, repeat = file.name[: -len(_SUFFIX)].rpartition(".")
+    for file in transcript_files(path):
+        strategy, task_id, repeat = transcript_run(file)
         try:
             for record in read_transcript(file):
                 if isinstance(record, TranscriptTurn):
-                    points.append(FillPoint(file.parent.name, task_id, int(repeat), record.turn, record.fill,
+                    points.append(FillPoint(strategy, task_id, repeat, record.turn, record.fill,
                                             record.context_tokens))
         except ValueError as exc:
             raise InputError(f"{file}: not a transcript this version of ctxbench reads ({str(exc)[:300]})") from None

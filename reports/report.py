@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from ctxbench.harness.results_folder import transcript_path
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
@@ -235,7 +236,7 @@ def _run_index(folder: ResultsFolder) -> list[Block]:
     """Every run with a transcript, linked to its page (✓ resolved, ✗ not), tasks × strategies."""
     cells: dict[tuple[str, str], list[str]] = {}
     for r in folder.runs.sort_values("repeat").itertuples():
-        if not (folder.path / "transcripts" / r.strategy / f"{r.task_id}.{r.repeat}.jsonl.gz").is_file():
+        if not transcript_path(folder.path, str(r.strategy), str(r.task_id), int(r.repeat)).is_file():
             continue
         href = f"runs/{r.strategy}/{r.task_id}.{r.repeat}.html"
         cells.setdefault((r.task_id, r.strategy), []).append(f"[{'✓' if r.resolved else '✗'}{r.repeat}]({href})")
