@@ -12,8 +12,9 @@ Records that reach the disk are `BaseModel`s (`model_validate_json` reads them b
 refuses a field this version does not know); the in-memory ones are pydantic dataclasses, since the
 agent loop, the tools and the strategies build them positionally and `History.append` is
 `dataclasses.replace`, and they need no JSON methods (a transcript line embeds `ToolCall`,
-`ContextLedger` and `Usage` as they are). None of them reads or writes a file: the writer or reader
-of each file does (ctxbench.harness.results, .results_folder, .transcript, .taskset_hash).
+`ContextLedger` and `Usage` as they are). None of them reads or writes a file (`Taskset.folders`
+only asks whether its path is a folder): the writer or reader of each does (ctxbench.harness.results,
+.results_folder, .transcript, .taskset_hash).
 
 Nothing here depends on the experiment config or on any part of ctxbench but `errors`.
 """
