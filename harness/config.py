@@ -16,7 +16,7 @@ from ctxbench.harness.errors import InputError, did_you_mean, plain_problem
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["ExperimentConfig", "ModelConfig", "Pricing", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
-           "load_config", "apply_overrides", "select_strategies", "config_hash",
+           "load_config", "select_strategies", "config_hash",
            "DEFAULT_SYSTEM_PROMPT"]
 
 DEFAULT_SYSTEM_PROMPT = """You are a careful software engineer fixing a bug in a repository.
@@ -182,18 +182,6 @@ def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
         node[int(last)] = value
     else:
         node[last] = value
-
-
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply `KEY.PATH=VALUE` overrides; values are parsed as YAML.
-
-    Raises:
-        InputError: one line per override that cannot be applied (all of them at once).
-    """
-    problems = _apply_overrides(data, overrides)
-    if problems:
-        raise InputError(*problems)
-    return data
 
 
 def _apply_overrides(data: dict[str, Any], overrides: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ from ctxbench.harness.models.base import FatalModelError
 from ctxbench.harness.records import RunResult
 from ctxbench.harness.sandbox import die_with_parent
 from ctxbench.harness.single_run import FinishedRun, RunContext, RunSpec
-from ctxbench.harness.workspace import sweep_stale
+from ctxbench.harness.workspace import sweep_leftovers
 
 RunFunction = Callable[[RunContext, RunSpec], FinishedRun]
 """What executes one run where the executor puts it (ctxbench.harness.single_run.run_one)."""
@@ -281,4 +281,4 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
         if started:
             ray.shutdown()
             if ctx.config.ray_address is None:
-                sweep_stale()  # the local Ray workers ended without running their exit handlers
+                sweep_leftovers()  # the local Ray workers ended without running their exit handlers

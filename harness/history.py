@@ -16,6 +16,7 @@ __all__ = [
     "assistant_message",
     "tool_message",
     "turn_messages",
+    "parse_arguments",
 ]
 
 def assistant_message(turn: Turn) -> dict[str, Any]:
@@ -44,8 +45,12 @@ def turn_messages(turn: Turn) -> list[dict[str, Any]]:
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:
-    """Parse raw tool-call arguments; raises ValueError when they are not a JSON object."""
+    """Raw tool-call arguments as a dict (empty arguments are `{}`).
+
+    Raises:
+        ValueError: they are not JSON, or not a JSON object.
+    """
     value = json.loads(raw or "{}")
     if not isinstance(value, dict):
-        raise ValueError("arguments must be a JSON object")
+        raise ValueError("not a JSON object")
     return value

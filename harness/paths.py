@@ -11,12 +11,12 @@ from pathlib import Path
 
 from ctxbench.harness.errors import InputError
 
-__all__ = ["repo_entries", "inside", "check_repository"]
+__all__ = ["repo_entries", "inside", "check_repository", "name_problem"]
 
 
 def repo_entries(root: Path) -> list[Path]:
     """Files and symlinks under `root`, without following any link (caches skipped)."""
-    out = []
+    out: list[Path] = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         base = Path(folder)
@@ -31,14 +31,33 @@ def inside(path: Path, root: Path) -> bool:
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
+def name_problem(name: bytes) -> str | None:
+    """Why a repository may not hold a file named `name` (its path in the repository), or None.
+
+    A name that is not UTF-8 is refused rather than carried: file names reach the model and the
+    records as text (tool listings and arguments, transcripts, runs.jsonl are UTF-8 JSON), where such
+    a name has no faithful spelling, so the agent could neither name nor edit the file.
+    """
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        return (f"the file name {name.decode('utf-8', 'backslashreplace')} is not UTF-8; ctxbench shows "
+                "file names to the model as text: rename the file")
+    return None
+
+
 def check_repository(root: Path, where: str) -> None:
     """Refuse a repository that could reach outside itself: a symlink whose target resolves outside
-    `root` (or loops), or a special file (fifo, socket, device). Links inside stay links.
+    `root` (or loops), or a special file (fifo, socket, device); and one with a file name that is
+    not UTF-8 (`name_problem`). Links inside stay links.
 
     Raises:
-        InputError: naming the link and its target.
+        InputError: naming the file (and a link's target).
     """
     for path in sorted(repo_entries(root)):
+        problem = name_problem(os.fsencode(path.relative_to(root)))
+        if problem:
+            raise InputError(f"{where}: {root}: {problem}")
         mode = path.lstat().st_mode
         if stat.S_ISLNK(mode):
             target = os.readlink(path)

@@ -84,7 +84,7 @@ def read_results(path: Path) -> list[RunResult]:
     Raises:
         InputError: another line is not a run record, naming the file and the line.
     """
-    out = []
+    out: list[RunResult] = []
     if not path.exists():
         return out
     with path.open("rb") as fh:

@@ -21,27 +21,26 @@ from ctxbench.harness.pricing import resolve_prices
 from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, StrategyEntry, Taskset, TasksetInfo
 from ctxbench.harness.repo_view import StaticRepo
 from ctxbench.harness.results import ResultsWriter, read_results, repair_jsonl
-from ctxbench.harness.sandbox import choose_sandbox, fallback_warning, process_limit_mechanism, sweep_cgroups
+from ctxbench.harness.results_folder import read_manifest
+from ctxbench.harness.sandbox import choose_sandbox, fallback_warning, process_limit_mechanism
 from ctxbench.harness.single_run import (FinishedRun, RunContext, RunSpec, counter_for, make_budget, run_one,
                                          run_seed, transcript_path)
 from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+from ctxbench.harness.taskset_hash import taskset_hash
 from ctxbench.harness.testenv import command_problem, resolve_interpreter
 from ctxbench.harness.tokens import TokenizerError
 from ctxbench.harness.tools import TOOL_SCHEMAS
 from ctxbench.harness.version import __version__
-from ctxbench.harness.workspace import prepare_template, remove_templates, sweep_stale
+from ctxbench.harness.workspace import prepare_template, remove_templates, sweep_leftovers
 from ctxbench.strategies import StrategyServices, arm_problems, create_strategy, validate_params
 
 __all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "load_experiment",
-           "ExperimentAborted", "FIXED_KEYS", "check_output_dir", "MODEL_ERRORS_IN_A_ROW", "counter_for",
+           "ExperimentAborted", "check_output_dir", "MODEL_ERRORS_IN_A_ROW", "counter_for",
            "make_budget", "run_seed"]
 
 MODEL_ERRORS_IN_A_ROW = 3
 """Runs ending in `model_error` one after another that stop the experiment (the circuit breaker):
 an endpoint that fails this often is down, and every further run would be lost too."""
-
-FIXED_KEYS = ("model", "taskset", "system_prompt", "tools", "harness_version", "limits")
-
 
 def plan_runs(config: ExperimentConfig, taskset: Taskset) -> list[RunSpec]:
     return [RunSpec(s.key, s.name, s.params, t.id, r, run_seed(config.seed, t.id, r))
@@ -55,7 +54,7 @@ def fixed_variables(config: ExperimentConfig, taskset: Taskset, system_prompt: s
     model = config.model.model_dump(exclude={"pricing"})  # prices change the cost, not the runs
     return {
         "model": config_hash(model),
-        "taskset": taskset.content_hash(),
+        "taskset": taskset_hash(taskset),
         "system_prompt": config_hash(system_prompt),
         "tools": config_hash(TOOL_SCHEMAS),
         "harness_version": __version__,
@@ -210,26 +209,8 @@ _NOT_FIXED = ("workers", "executor", "ray_address", "output_dir")
 """Config keys that may change between a run and its resume."""
 
 
-def _read_manifest(output_dir: Path) -> Manifest:
-    """The manifest of a results folder being resumed.
-
-    Raises:
-        InputError: it is missing, or not a manifest this version reads.
-    """
-    path = output_dir / "manifest.json"
-    if not path.is_file():
-        raise InputError(f"{output_dir}: cannot resume, no manifest.json (runs.jsonl without its manifest is "
-                         "not a results folder ctxbench can continue); choose another --output")
-    try:
-        return Manifest.model_validate_json(path.read_bytes())
-    except ValueError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
-                             for e in getattr(exc, "errors", lambda: [])()[:3]) or str(exc)
-        raise InputError(f"{path}: cannot resume, not a ctxbench manifest ({problems})") from None
-
-
 def _check_resume(output_dir: Path, manifest: Manifest) -> None:
-    old = _read_manifest(output_dir)
+    old = read_manifest(output_dir, "cannot resume")
     diffs = [k for k in sorted(set(old.fixed) | set(manifest.fixed)) if old.fixed.get(k) != manifest.fixed.get(k)]
     if old.strategies != manifest.strategies:
         diffs.append("strategies")
@@ -285,14 +266,8 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
         print(f"ctxbench: WARNING: {warning}", file=sys.stderr)
     specs = plan_runs(ctx.config, ctx.taskset)
     todo = [s for s in specs if s.run_id not in done]
-    swept = sweep_stale()
-    if swept:
-        print(f"ctxbench: removed {swept} workspace folders left by ctxbench processes that no longer run",
-              file=sys.stderr)
-    swept = sweep_cgroups()
-    if swept:
-        print(f"ctxbench: removed {swept} process-limit cgroups left by ctxbench processes that no longer run",
-              file=sys.stderr)
+    for line in sweep_leftovers().messages():
+        print(f"ctxbench: {line}", file=sys.stderr)
     if ctx.config.executor == "local":
         for task in ctx.taskset.tasks:
             prepare_template(task)  # built once here; forked workers inherit them (Ray workers build their own)

@@ -19,6 +19,7 @@ from ctxbench.harness.models import make_model
 from ctxbench.harness.models.base import FatalModelError
 from ctxbench.harness.pricing import Prices, run_cost
 from ctxbench.harness.records import History, RunResult, Taskset, TranscriptHeader
+from ctxbench.harness.results_folder import transcript_path
 from ctxbench.harness.sandbox import Sandbox
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
@@ -92,11 +93,6 @@ def make_budget(config: ExperimentConfig, system_prompt: str) -> Budget:
     fixed = (counter.count_message({"role": "system", "content": system_prompt})
              + counter.count_tools(TOOL_SCHEMAS) + REPLY_PRIMING)
     return Budget(config.model.context_window, config.model.max_output_tokens, fixed, counter)
-
-
-def transcript_path(output_dir: Path, strategy: str, task_id: str, repeat: int) -> Path:
-    """Where the results folder keeps a recorded run's transcript (gzipped)."""
-    return output_dir / "transcripts" / strategy / f"{task_id}.{repeat}.jsonl.gz"
 
 
 def live_transcript_path(ctx: RunContext, spec: RunSpec) -> Path:

@@ -6,16 +6,18 @@ import json
 import os
 import shlex
 import subprocess
+import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.paths import inside
-from ctxbench.harness.records import Manifest, Task, Taskset, TasksetEnvironment
+from ctxbench.harness.paths import inside, name_problem
+from ctxbench.harness.records import Task, Taskset, TasksetEnvironment
 from ctxbench.harness.results import read_results
-from ctxbench.harness.workspace import patch_paths
+from ctxbench.harness.results_folder import read_manifest
+from ctxbench.harness.unidiff import patch_paths
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["load_swebench", "export_predictions", "test_directives", "environment_file", "DEFAULT_TEST_CMD"]
@@ -108,7 +110,7 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
         if check.returncode != 0:
             raise InputError(f"{where}.base_commit: {row['base_commit']} is not a commit of {repo_dir}")
         if (repo_dir, row["base_commit"]) not in checked:
-            _check_tree_links(repo_dir, row["base_commit"], f"{where}.repo")
+            _check_tree(repo_dir, row["base_commit"], f"{where}.repo")
             checked.add((repo_dir, row["base_commit"]))
         fail_to_pass = _id_list(row["FAIL_TO_PASS"], f"{where}.FAIL_TO_PASS")
         if not fail_to_pass:
@@ -130,43 +132,99 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
     return Taskset(path.stem, path.resolve(), tuple(tasks), environment)
 
 
-def _check_tree_links(repo: Path, commit: str, where: str) -> None:
-    """Refuse a commit whose tree holds a symlink leading outside the repository (the workspace is
-    that tree, links kept as links).
+def _check_tree(repo: Path, commit: str, where: str) -> None:
+    """Refuse a commit whose tree a workspace cannot be made of: an object that is missing or
+    corrupt, a file name that is not UTF-8 (`name_problem`), or a symlink leading outside the
+    repository (the workspace is that tree, links kept as links). Reads every blob of the tree once.
 
     Raises:
-        InputError: naming the link and its target.
+        InputError: naming the object, file or link.
     """
+    at = f"in {repo} at {commit[:12]}"
     listing = subprocess.run(["git", "ls-tree", "-r", "-z", commit], cwd=repo, capture_output=True)
-    links = []
-    for entry in listing.stdout.split(b"\0"):
+    if listing.returncode != 0:
+        raise InputError(f"{where}: cannot read the tree {at}: {_git_error(listing.stderr)}")
+    blobs: list[tuple[bytes, bytes, bool]] = []  # (sha, name, is a link)
+    for entry in filter(None, listing.stdout.split(b"\0")):
         meta, _, name = entry.partition(b"\t")
-        if meta.startswith(b"120000 "):
-            links.append((meta.split()[2].decode(), name.decode(errors="replace")))
-    if not links:
-        return
-    blobs = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, capture_output=True,
-                           input="".join(f"{sha}\n" for sha, _ in links).encode()).stdout
-    for _, name in links:
-        header, _, blobs = blobs.partition(b"\n")
-        size = int(header.split()[2])
-        target, blobs = blobs[:size].decode(errors="replace"), blobs[size + 1:]
-        resolved = os.path.normpath(os.path.join("/repo", os.path.dirname(name), target))
+        mode, kind, sha = meta.split()
+        problem = name_problem(name)
+        if problem:
+            raise InputError(f"{where}: {at}: {problem}")
+        if kind == b"blob":
+            blobs.append((sha, name, mode == b"120000"))
+    links = _read_blobs(repo, blobs, f"{where}: a file {at} cannot be read")
+    for link, target in links:
+        resolved = os.path.normpath(os.path.join("/repo", os.path.dirname(link), target))
         if os.path.isabs(target) or not (resolved + "/").startswith("/repo/"):
-            raise InputError(f"{where}: symlink {name} -> {target} in {repo} at {commit[:12]} leads outside the "
-                             "repository; a task repository may only link inside itself")
+            raise InputError(f"{where}: symlink {link} -> {target} {at} leads outside the repository; a task "
+                             "repository may only link inside itself")
+
+
+def _read_blobs(repo: Path, blobs: list[tuple[bytes, bytes, bool]], where: str) -> list[tuple[str, str]]:
+    """Read every blob through one `git cat-file --batch` (which inflates each in full, so a corrupt
+    object fails); returns (name, target) of the symlinks.
+
+    Raises:
+        InputError: `where`, the file and git's words, when an object is missing or damaged.
+    """
+    links: list[tuple[str, str]] = []
+    if not blobs:
+        return links
+    read = subprocess.Popen(["git", "cat-file", "--batch"], cwd=repo, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert read.stdin is not None and read.stdout is not None and read.stderr is not None
+    feeder = threading.Thread(target=_feed, args=(read.stdin, [sha for sha, _, _ in blobs]), daemon=True)
+    feeder.start()
+    failed: tuple[bytes, bytes] | None = None
+    with read:
+        for sha, name, link in blobs:
+            header = read.stdout.readline().split()
+            if len(header) != 3:  # "<sha> missing", or nothing when git stopped at a damaged object
+                failed = (name, b" ".join(header))
+                break
+            size = int(header[2])
+            if link:
+                links.append((name.decode(), read.stdout.read(size + 1)[:size].decode(errors="replace")))
+            else:
+                _skip(read.stdout, size + 1)
+        read.stdout.read()
+        stderr = read.stderr.read()
+    feeder.join()
+    if failed is None and read.returncode != 0:
+        failed = (blobs[-1][1], b"")
+    if failed is not None:
+        why = " ".join((stderr or failed[1]).decode(errors="replace").split())[:300]
+        raise InputError(f"{where} ({failed[0].decode()}): {why}; the repository is damaged")
+    return links
+
+
+def _feed(stdin: IO[bytes], shas: list[bytes]) -> None:
+    try:
+        for sha in shas:
+            stdin.write(sha + b"\n")
+        stdin.close()
+    except OSError:  # git stopped at a damaged object
+        pass
+
+
+def _skip(stream: IO[bytes], size: int) -> bytes:
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            break
+        size -= len(chunk)
+    return b""
+
+
+def _git_error(stderr: bytes) -> str:
+    return " ".join(stderr.decode(errors="replace").split())[:300]
 
 
 def export_predictions(run_dir: Path, repeat: int | None = None) -> list[Path]:
     """Write `predictions/<strategy>.r<repeat>.jsonl` (instance_id, model_name_or_path, model_patch),
     one file per strategy and repeat: every repeat, or only `repeat`."""
-    manifest_path = run_dir / "manifest.json"
-    if not manifest_path.exists():
-        raise InputError(f"{run_dir}: no manifest.json (not a results folder)")
-    try:
-        model = Manifest.model_validate_json(manifest_path.read_text()).model_name
-    except ValueError as exc:
-        raise InputError(f"{manifest_path}: not a manifest this version of ctxbench reads ({str(exc)[:300]})") from None
+    model = read_manifest(run_dir).model_name
     groups: dict[tuple[str, int], list[dict[str, str]]] = {}
     for r in read_results(run_dir / "runs.jsonl"):
         if repeat is None or r.repeat == repeat:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -12,6 +11,7 @@ from typing import Any
 
 import regex as _regex  # tiktoken's dependency; unlike `re`, a match can be given a timeout
 
+from ctxbench.harness.history import parse_arguments
 from ctxbench.harness.records import Observation, ObservationKind, ToolCall
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.textcut import cap_bytes
@@ -145,9 +145,7 @@ class Toolbox:
         if handler is None:
             return error(f"unknown tool {call.name!r}; tools: {', '.join(_REQUIRED)}", True)
         try:
-            args = json.loads(call.arguments or "{}")
-            if not isinstance(args, dict):
-                raise ValueError("not a JSON object")
+            args = parse_arguments(call.arguments)
         except ValueError as exc:
             return error(f"arguments of {call.name} are not valid JSON: {exc}", True)
         args = {k: v for k, v in args.items() if v is not None}

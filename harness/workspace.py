@@ -1,302 +1,35 @@
-"""A private, git-initialised copy of a task's repository for one run, and evaluation in it."""
+"""A private, git-initialised copy of a task's repository for one run, and evaluation in it.
+
+The parts it builds on: ctxbench.harness.gitcmd (git plumbing), ctxbench.harness.templates (template
+repositories and the caches on them), ctxbench.harness.evaluation (test outcomes),
+ctxbench.harness.unidiff (patch paths). Their public names are importable from here too.
+
+Three shortcuts skip work whose result is known; each holds under the precondition its docstring
+states (tests/harness/test_workspace_shortcuts.py checks each against the slow path):
+`Workspace.unchanged` (no git for a run that wrote nothing), `Workspace._untouched` (evaluation of an
+exact template copy skips staging, cleaning and resets), and `base_evaluation` (one evaluation of the
+base per task and process).
+"""
 
 from __future__ import annotations
 
-import atexit
-import fnmatch
-import os
-import re
 import shutil
-import stat
-import subprocess
 import tempfile
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
+from ctxbench.harness.evaluation import Evaluation, TestOutcome, parse_junit
+from ctxbench.harness.gitcmd import GitError, git
 from ctxbench.harness.records import Task
-from ctxbench.harness.sandbox import ProcessResult, Sandbox, owner_tag, process_start, run_contained
-from ctxbench.harness.paths import check_repository
+from ctxbench.harness.sandbox import ProcessResult, Sandbox, owner_tag, run_contained
+from ctxbench.harness.templates import (BASE_EVALUATIONS, copy_tree, prepare_template, remove_templates,
+                                        snapshot, sweep_leftovers, sweep_stale, template_snapshot, template_state,
+                                        tree_state, work_root)
 from ctxbench.harness.testenv import test_argv, test_env_vars
+from ctxbench.harness.unidiff import patch_paths
 
-__all__ = ["prepare_template", "remove_templates", "base_evaluation", "sweep_stale", "work_root", "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError", "patch_paths"]
-
-TestOutcome = Literal["passed", "failed", "error", "skipped", "missing"]
-
-_GIT_ENV = {"GIT_AUTHOR_NAME": "ctxbench", "GIT_AUTHOR_EMAIL": "ctxbench@localhost",
-            "GIT_COMMITTER_NAME": "ctxbench", "GIT_COMMITTER_EMAIL": "ctxbench@localhost",
-            "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
-            "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
-_IGNORED = ("__pycache__", "*.pyc", ".pytest_cache")
-
-
-class GitError(RuntimeError):
-    pass
-
-
-def git(args: list[str], cwd: Path, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, **_GIT_ENV}
-    proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True, env=env)
-    if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
-    return proc
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """What the tests said about the agent's patch."""
-
-    tests: dict[str, TestOutcome]
-    fail_to_pass_ok: bool
-    pass_to_pass_ok: bool
-    test_patch_applied: bool
-    output_tail: str = ""
-    seconds: float = 0.0
-    exit_code: int = 0
-    timed_out: bool = False
-
-    @property
-    def resolved(self) -> bool:
-        return self.fail_to_pass_ok and self.pass_to_pass_ok and self.test_patch_applied
-
-    @property
-    def not_collected(self) -> bool:
-        """The tests did not run: no requested test was reported, or pytest stopped before running
-        them (exit 2 collection errors, 3 internal error, 4 usage error, 5 nothing collected)."""
-        if self.timed_out:
-            return False
-        return self.exit_code in (2, 3, 4, 5) or all(o == "missing" for o in self.tests.values())
-
-
-def _node_key(node_id: str) -> tuple[str, str]:
-    """(classname, name) that pytest's JUnit report gives the test `node_id`."""
-    parts = node_id.split("::")
-    module = parts[0][:-3] if parts[0].endswith(".py") else parts[0]
-    classname = ".".join([module.replace("/", "."), *parts[1:-1]])
-    return classname, parts[-1]
-
-
-def parse_junit(xml_path: Path, test_ids: list[str]) -> dict[str, TestOutcome]:
-    """Outcome of each requested test id from a JUnit XML report; absent tests are `missing`."""
-    found: dict[tuple[str, str], TestOutcome] = {}
-    if xml_path.exists():
-        try:
-            root = ET.parse(xml_path).getroot()
-        except ET.ParseError:
-            root = None
-        for case in root.iter("testcase") if root is not None else ():
-            key = (case.get("classname", ""), case.get("name", ""))
-            tags = {child.tag for child in case}
-            outcome: TestOutcome = ("failed" if "failure" in tags else "error" if "error" in tags
-                                    else "skipped" if "skipped" in tags else "passed")
-            if found.get(key) in ("failed", "error"):
-                continue  # setup/teardown errors are reported as a second testcase element
-            found[key] = outcome
-    return {tid: found.get(_node_key(tid), "missing") for tid in test_ids}
-
-
-_TEMPLATES: dict[tuple[str, str | None], Path] = {}
-_TEMPLATE_STATE: dict[Path, dict[str, tuple[int, int, int]]] = {}
-
-
-def work_root() -> Path:
-    """Where workspaces live: $CTXBENCH_WORKDIR, else memory-backed /dev/shm when usable (copying and
-    deleting a repository there is ~20x faster than on disk), else the system temp folder."""
-    configured = os.environ.get("CTXBENCH_WORKDIR")
-    if configured:
-        Path(configured).mkdir(parents=True, exist_ok=True)
-        return Path(configured)
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        return shm
-    return Path(tempfile.gettempdir())
-
-
-_OWNED = re.compile(r"ctxbench-(?:template|run)-(\d+)\.(\d+)-")
-
-
-def sweep_stale(root: Path | None = None) -> int:
-    """Delete template and workspace folders left behind by ctxbench processes that no longer exist
-    (a runner killed with SIGKILL, Ray workers stopped without cleanup); returns how many.
-
-    A folder's owner is the pid and start time in its name, so a reused pid does not protect a stale
-    folder. Workspaces kept with `keep_workspaces` carry no owner and are never swept.
-    """
-    if not os.path.isdir("/proc/self"):
-        return 0  # no way to tell a live owner from a dead one here
-    removed = 0
-    root = root or work_root()
-    for entry in os.scandir(root):
-        match = _OWNED.match(entry.name)
-        if not match or not entry.is_dir(follow_symlinks=False):
-            continue
-        pid, start = match.groups()
-        if process_start(int(pid)) == start:
-            continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed += 1
-    return removed
-
-
-def remove_templates() -> None:
-    """Delete this process's template repositories."""
-    for root in _TEMPLATES.values():
-        shutil.rmtree(root.parent, ignore_errors=True)
-    _TEMPLATES.clear()
-    _TEMPLATE_STATE.clear()
-    _SNAPSHOTS.clear()
-    _BASE_EVALUATIONS.clear()
-
-
-atexit.register(remove_templates)
-
-
-def prepare_template(task: Task) -> Path:
-    """The task's base repository as a git repo, built once per process and copied for each run."""
-    key = (str(task.repo_dir), task.base_commit)
-    cached = _TEMPLATES.get(key)
-    if cached is not None and cached.exists():
-        return cached
-    root = Path(tempfile.mkdtemp(prefix=f"ctxbench-template-{owner_tag()}-", dir=work_root())) / "repo"
-    try:
-        if task.base_commit:
-            root.mkdir()
-            _checkout_tree(task.repo_dir, task.base_commit, root)
-        else:  # links are copied as links, never followed (the taskset's loader refused any leading out)
-            shutil.copytree(task.repo_dir, root, symlinks=True, ignore=shutil.ignore_patterns(*_IGNORED, ".git"))
-        check_repository(root, f"task {task.id}")
-        # A bare-minimum .git (no sample hooks, no reflog, one pack file) keeps each run's copy small.
-        git(["init", "-q", "--template=", "-b", "main"], root)
-        (root / ".git" / "info").mkdir(exist_ok=True)
-        (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n")
-        # --force: the base holds every file, those its own .gitignore lists included (a tracked
-        # `pkg/version.py` that .gitignore names must still show up in the agent's patch when edited).
-        git(["add", "-A", "--force"], root)
-        git(["-c", "core.logAllRefUpdates=false", "commit", "-q", "--no-verify", "-m", "base"], root)
-        git(["repack", "-a", "-d", "-n", "-q"], root)  # -d also prunes the loose objects now packed
-    except BaseException:  # a half-built template is not left behind
-        shutil.rmtree(root.parent, ignore_errors=True)
-        raise
-    _TEMPLATES[key] = root
-    _TEMPLATE_STATE[root] = _tree_state(root)
-    return root
-
-
-def _checkout_tree(repo: Path, commit: str, dest: Path) -> None:
-    """Write every file of `commit`'s tree into `dest`: exactly the tree (unlike `git archive`, no
-    `export-ignore` or `export-subst` attribute changes it), and none of the repository's history."""
-    with tempfile.TemporaryDirectory(prefix="ctxbench-index-") as tmp:
-        env = {**os.environ, **_GIT_ENV, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        for args in (["read-tree", commit], ["checkout-index", "--all", "--force", f"--prefix={dest}/"]):
-            proc = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise GitError(f"{repo}: cannot check out {commit}: {proc.stderr.strip()[:300]}")
-
-
-def patch_paths(patch: str) -> list[tuple[str | None, str | None]]:
-    """(old path, new path) of each file a `git diff` patch touches; None for /dev/null."""
-    out = []
-    old = new = None
-    for line in patch.splitlines():
-        if line.startswith("diff --git "):
-            if old or new:
-                out.append((old, new))
-            old = new = None
-        elif line.startswith("--- ") and old is None:
-            old = _diff_path(line[4:], "a/")
-        elif line.startswith("+++ ") and new is None:
-            new = _diff_path(line[4:], "b/")
-        elif line.startswith(("rename from ", "copy from ")):
-            old = line.split(" from ", 1)[1]
-        elif line.startswith(("rename to ", "copy to ")):
-            new = line.split(" to ", 1)[1]
-    if old or new:
-        out.append((old, new))
-    return out
-
-
-def _diff_path(text: str, prefix: str) -> str | None:
-    text = text.split("\t", 1)[0].rstrip()
-    if text == "/dev/null":
-        return None
-    if text.startswith('"') and text.endswith('"'):
-        text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1").decode()
-    return text[len(prefix):] if text.startswith(prefix) else text
-
-
-def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
-    """(size, mtime in ns, mode) of every file git would see, keyed by relative path."""
-    def seen(name: str) -> bool:
-        return not any(fnmatch.fnmatch(name, pattern) for pattern in _IGNORED)
-
-    state = {}
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git" and seen(d)]
-        rel = os.path.relpath(folder, root)
-        for name in filter(seen, names):
-            st = os.lstat(os.path.join(folder, name))
-            state[name if rel == "." else f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns, st.st_mode)
-    return state
-
-
-def _copy_tree(src: str, dst: str) -> None:
-    """Copy a template: files with their mode and times (so `_tree_state` matches), links as links.
-
-    A lean `shutil.copytree(symlinks=True)`: no extended attributes, a few system calls per file.
-    """
-    os.mkdir(dst)
-    with os.scandir(src) as entries:
-        for entry in entries:
-            target = os.path.join(dst, entry.name)
-            st = entry.stat(follow_symlinks=False)
-            if stat.S_ISLNK(st.st_mode):
-                os.symlink(os.readlink(entry.path), target)
-                os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
-            elif stat.S_ISDIR(st.st_mode):
-                _copy_tree(entry.path, target)
-            elif stat.S_ISREG(st.st_mode):
-                fin = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
-                try:
-                    fout = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-                    try:
-                        while os.sendfile(fout, fin, None, 1 << 30):
-                            pass
-                        os.fchmod(fout, stat.S_IMODE(st.st_mode))
-                        os.utime(fout, ns=(st.st_atime_ns, st.st_mtime_ns))
-                    finally:
-                        os.close(fout)
-                finally:
-                    os.close(fin)
-            else:
-                raise GitError(f"{entry.path}: not a regular file, folder or symlink")
-    os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))
-
-
-def _snapshot(folder: str, prefix: str = "", out: dict[str, tuple[int, ...]] | None = None) -> dict[str, tuple[int, ...]]:
-    """Every entry under `folder`, .git included: files and links by (size, mtime, mode), folders by
-    mode (a copy does not keep their mtimes)."""
-    out = {} if out is None else out
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            st = entry.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):
-                out[prefix + entry.name] = (st.st_mode,)
-                _snapshot(entry.path, f"{prefix}{entry.name}/", out)
-            else:
-                out[prefix + entry.name] = (st.st_size, st.st_mtime_ns, st.st_mode)
-    return out
-
-
-_SNAPSHOTS: dict[Path, dict[str, tuple[int, ...]] | None] = {}
-
-
-def _template_snapshot(template: Path) -> dict[str, tuple[int, ...]] | None:
-    """The template's `_snapshot`, or None when it holds files git ignores (evaluation removes those)."""
-    if template not in _SNAPSHOTS:
-        ignored = git(["clean", "-n", "-d", "-X"], template).stdout.strip()
-        _SNAPSHOTS[template] = None if ignored else _snapshot(str(template))
-    return _SNAPSHOTS[template]
+__all__ = ["prepare_template", "remove_templates", "base_evaluation", "sweep_stale", "sweep_leftovers", "work_root",
+           "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError", "git", "patch_paths"]
 
 
 @dataclass
@@ -312,7 +45,7 @@ class Workspace:
     _base_state: dict[str, tuple[int, int, int]] | None = None
     _template: Path | None = None
     _staged: bool = False
-    """`diff` has staged every change (nothing writes between it and `evaluate`)."""
+    """`diff` has staged every change, and only `apply_patch` (which clears this) wrote since."""
 
     @classmethod
     def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
@@ -322,20 +55,33 @@ class Workspace:
         scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{owner}-{task.id[:40]}-", dir=parent or work_root()))
         root = scratch / "repo"
         template = prepare_template(task)
-        _copy_tree(str(template), str(root))
-        return cls(root, task, python, sandbox, output_cap, scratch, _TEMPLATE_STATE.get(template), template)
+        copy_tree(str(template), str(root))
+        return cls(root, task, python, sandbox, output_cap, scratch, template_state(template), template)
 
     def diff(self) -> str:
-        """The agent's changes against the base commit, new files included.
+        """The agent's changes against the base commit, new files included (empty without asking
+        git when `unchanged`).
 
-        When every file still has the template's size, mtime and mode (as after a run that only
-        read), the patch is empty without asking git; any write changes the mtime.
+        Stages every change: `evaluate` then skips staging again, on the caller's promise that nothing
+        but `apply_patch` writes to the workspace between the two (as `run_one` does).
         """
-        if self._base_state is not None and _tree_state(self.root) == self._base_state:
+        if self.unchanged():
             return ""
         git(["add", "-A"], self.root)
         self._staged = True
         return git(["diff", "--cached", "--binary", "--no-color", "HEAD"], self.root).stdout
+
+    def unchanged(self) -> bool:
+        """Whether every file still has the template's size, mtime and mode, none added or removed:
+        then `git diff` against the base is empty, and asking git is skipped.
+
+        Precondition: the workspace is a `copy_tree` of its template (times kept), and whatever wrote
+        to it since set the mtime of what it wrote, as every write does (a write stamps the current
+        time, later than the template's own files). It does not hold for a writer that puts an old
+        mtime back on a file it rewrote to the same size; nothing ctxbench runs does. A workspace
+        not made by `create` has no template state and is never `unchanged`.
+        """
+        return self._base_state is not None and tree_state(self.root) == self._base_state
 
     def apply_patch(self, patch: str) -> bool:
         if not patch.strip():
@@ -428,18 +174,23 @@ class Workspace:
 
     def _untouched(self) -> bool:
         """Whether the workspace, .git included, is still an exact copy of a template that holds no
-        ignored files: then staging, cleaning and resetting files to the base would change nothing."""
+        ignored files: then staging, cleaning and resetting files to the base would change nothing,
+        and `evaluate` skips them.
+
+        Precondition: as for `unchanged` (every write changes a size, mtime or mode), over .git too,
+        so the index is the template's; and the template holds no untracked file git ignores (`git
+        clean -X` would delete it, so a copy is not yet what evaluation makes of it). `prepare_template`
+        tracks every file it copies, so this holds for its templates; `template_snapshot` checks it
+        and is None otherwise, and the shortcut is not taken.
+        """
         if self._template is None:
             return False
-        snapshot = _template_snapshot(self._template)
-        return snapshot is not None and _snapshot(str(self.root)) == snapshot
+        expected = template_snapshot(self._template)
+        return expected is not None and snapshot(str(self.root)) == expected
 
     def cleanup(self) -> None:
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
-
-
-_BASE_EVALUATIONS: dict[tuple[Path, str, str, float, Sandbox], Evaluation] = {}
 
 
 def base_evaluation(task: Task, python: str, timeout_s: float, sandbox: Sandbox,
@@ -451,9 +202,14 @@ def base_evaluation(task: Task, python: str, timeout_s: float, sandbox: Sandbox,
     A run whose patch is empty is judged on exactly the base: staging its workspace leaves out only
     the files git ignores, and evaluation deletes those first. Such a run passes its own workspace
     as `ws` (the first one is evaluated there); without `ws` a fresh workspace is made.
+
+    Precondition: the base's test outcomes depend only on the key: the task's tests give the same
+    outcomes each time they run on the same files (a flaky test breaks it: its first outcome is
+    reused for every later run); and `ws`, when given, has an empty `diff`. The cache ends with
+    `remove_templates`, as the experiment does.
     """
     key = (prepare_template(task), task.id, python, timeout_s, sandbox)
-    cached = _BASE_EVALUATIONS.get(key)
+    cached = BASE_EVALUATIONS.get(key)
     if cached is not None:
         return replace(cached, seconds=0.0)
     if ws is None:
@@ -464,5 +220,5 @@ def base_evaluation(task: Task, python: str, timeout_s: float, sandbox: Sandbox,
             fresh.cleanup()
     else:
         evaluation = ws.evaluate(timeout_s)
-    _BASE_EVALUATIONS[key] = evaluation
+    BASE_EVALUATIONS[key] = evaluation
     return evaluation

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import ActionKind, Component, RunResult, TranscriptEnd, TranscriptHeader, TranscriptTurn
+from ctxbench.harness.results_folder import transcript_files
 from ctxbench.harness.transcript import read_transcript
 from ctxbench.reports.loading import load_results
 
@@ -57,11 +58,6 @@ def run_records(frame: pd.DataFrame) -> list[RunResult]:
 
 def _missing(value: Any) -> bool:
     return isinstance(value, float) and value != value
-
-
-def transcript_files(path: str | Path) -> list[Path]:
-    """Every transcript of a results folder (`transcripts/<strategy>/<task>.<repeat>.jsonl.gz`), sorted."""
-    return sorted((Path(path) / "transcripts").glob("*/*.jsonl.gz"))
 
 
 def _turn_row(header: TranscriptHeader, record: TranscriptTurn) -> dict[str, Any]:

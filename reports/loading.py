@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from pydantic import ValidationError
 
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Manifest, RunResult, SandboxInfo
 from ctxbench.harness.results import read_results
+from ctxbench.harness.results_folder import read_manifest
 
 __all__ = ["Manifest", "SandboxInfo", "ResultsFolder", "load_results", "runs_frame"]
 
@@ -37,22 +37,6 @@ def runs_frame(results: list[RunResult]) -> pd.DataFrame:
     """One row per run, one column per RunResult field."""
     columns = list(RunResult.model_fields)
     return pd.DataFrame([r.model_dump() for r in results], columns=columns)
-
-
-def read_manifest(path: Path) -> Manifest:
-    """Read and validate `<dir>/manifest.json`.
-
-    Raises:
-        InputError: the file is missing or lacks a field the reports need.
-    """
-    file = path / "manifest.json"
-    if not file.is_file():
-        raise InputError(f"{path}: not a results folder (no manifest.json)")
-    try:
-        return Manifest.model_validate_json(file.read_text())
-    except ValidationError as exc:
-        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
-        raise InputError(f"{file}: invalid manifest ({fields})") from exc
 
 
 def load_results(path: str | Path) -> ResultsFolder:

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from ctxbench.harness.errors import InputError, did_you_mean
+from ctxbench.harness.results_folder import transcript_path
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
@@ -282,7 +283,7 @@ def _run_index(folder: ResultsFolder) -> list[Block]:
     cells: dict[tuple[str, str], list[str]] = {}
     for r in folder.runs.sort_values("repeat").to_dict(orient="records"):
         strategy, task, repeat = str(r["strategy"]), str(r["task_id"]), int(r["repeat"])
-        if not (folder.path / "transcripts" / strategy / f"{task}.{repeat}.jsonl.gz").is_file():
+        if not transcript_path(folder.path, strategy, task, repeat).is_file():
             continue
         href = f"runs/{strategy}/{task}.{repeat}.html"
         cells.setdefault((task, strategy), []).append(f"[{'✓' if r['resolved'] else '✗'}{repeat}]({href})")

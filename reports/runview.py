@@ -15,6 +15,7 @@ from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.harness.records import (RunResult, TranscriptEnd, TranscriptHeader, TranscriptMessage,
                                       TranscriptObservation, TranscriptTurn)
 from ctxbench.harness.results import read_results
+from ctxbench.harness.results_folder import transcript_path
 from ctxbench.harness.transcript import read_transcript
 from ctxbench.reports.document import Block, Bullets, Code, Heading, Notice, Paragraph, to_html, to_markdown
 
@@ -35,10 +36,6 @@ class RunView:
     end: TranscriptEnd | None = None
 
 
-def _transcript_file(path: Path, strategy: str, task_id: str, repeat: int) -> Path:
-    return path / "transcripts" / strategy / f"{task_id}.{repeat}.jsonl.gz"
-
-
 def load_run(path: str | Path, run_id: str) -> RunView:
     """Read run `run_id` (`strategy/task/repeat`) of a results folder.
 
@@ -49,7 +46,7 @@ def load_run(path: str | Path, run_id: str) -> RunView:
     results = {r.run_id: r for r in read_results(path / "runs.jsonl")}
     strategy, _, rest = run_id.partition("/")
     task_id, _, repeat = rest.rpartition("/")
-    file = _transcript_file(path, strategy, task_id, int(repeat)) if repeat.isdigit() else None
+    file = transcript_path(path, strategy, task_id, int(repeat)) if repeat.isdigit() else None
     if file is None or not file.is_file():
         known = sorted(results)
         hint = did_you_mean(run_id, known)
@@ -213,7 +210,7 @@ def write_run_pages(path: str | Path, results: list[RunResult]) -> dict[str, Pat
     """A self-contained HTML page per run that has a transcript; run id -> page."""
     pages = {}
     for result in results:
-        if not _transcript_file(Path(path), result.strategy, result.task_id, result.repeat).is_file():
+        if not transcript_path(Path(path), result.strategy, result.task_id, result.repeat).is_file():
             continue
         page = run_page_path(path, result)
         page.parent.mkdir(parents=True, exist_ok=True)

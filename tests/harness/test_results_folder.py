@@ -153,3 +153,28 @@ def test_a_run_recorded_twice_stops_resume(recorded):
     result = cli_run(exp, out, "--resume")
     assert result.exit_code == 2 and f":{len(lines) + 1}: run " in result.output, result.output
     assert "already recorded on line 1" in result.output
+
+
+def test_the_one_manifest_reader_names_the_folder_and_what_fails(tmp_path):
+    from ctxbench.harness.results_folder import read_manifest
+
+    with pytest.raises(InputError) as missing:
+        read_manifest(tmp_path, "cannot resume")
+    assert str(missing.value) == f"{tmp_path}: cannot resume, not a results folder (no manifest.json)"
+    (tmp_path / "manifest.json").write_text('{"version": 1, "name": "x"}')
+    with pytest.raises(InputError) as invalid:
+        read_manifest(tmp_path)
+    text = str(invalid.value)
+    assert text.startswith(f"{tmp_path / 'manifest.json'}: not a ctxbench manifest this version reads (")
+    assert "experiment_id: Field required" in text
+
+
+def test_a_transcript_path_names_its_run(tmp_path):
+    from ctxbench.harness.results_folder import transcript_files, transcript_path, transcript_run
+
+    path = transcript_path(tmp_path, "trimmer", "calc.v2-median", 3)
+    assert path == tmp_path / "transcripts" / "trimmer" / "calc.v2-median.3.jsonl.gz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    assert transcript_files(tmp_path) == [path]
+    assert transcript_run(path) == ("trimmer", "calc.v2-median", 3)

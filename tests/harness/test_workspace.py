@@ -106,7 +106,7 @@ def test_sweep_removes_folders_of_dead_processes_only(smoke_dir, tmp_path, monke
     import signal
     import subprocess
 
-    from ctxbench.harness.workspace import sweep_stale
+    from ctxbench.harness.workspace import sweep_leftovers
 
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path))
     task = _task(smoke_dir, "calc-median-even-length")
@@ -125,7 +125,9 @@ def test_sweep_removes_folders_of_dead_processes_only(smoke_dir, tmp_path, monke
 
     mine = Workspace.create(task, sys.executable)
     kept = Workspace.create(task, sys.executable, keep=True)
-    assert sweep_stale() == 2
+    swept = sweep_leftovers()
+    assert swept.workspaces == 2
+    assert swept.messages()[0] == "removed 2 workspace folders left by ctxbench processes that no longer run"
     assert mine.root.exists() and kept.root.exists()
     assert not any((tmp_path / name).exists() for name in dead)
     mine.cleanup()

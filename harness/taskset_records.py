@@ -1,0 +1,100 @@
+"""Records read from a taskset: its tasks and the environment their tests run in, fixed for a whole
+experiment.
+
+Like every in-memory record (see ctxbench.harness.records) these are pydantic dataclasses: validated
+when built, positional arguments, `dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass
+
+from ctxbench.harness.errors import InputError, did_you_mean
+
+__all__ = ["TasksetEnvironment", "Task", "Taskset"]
+
+
+class TasksetEnvironment(BaseModel):
+    """Where a taskset's tests run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    python: str | None = Field(None, description="Interpreter path to run tests with.")
+    requirements: tuple[str, ...] = Field((), description="Requirements installed once into a cached venv.")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task: a repository at a base state, a bug report, and the tests that decide."""
+
+    id: str
+    """Task id, unique in its taskset."""
+    repo_dir: Path
+    """Folder with the repository's files (native) or a git repository (SWE-bench)."""
+    problem_statement: str
+    """The bug report the agent is given."""
+    test_cmd: tuple[str, ...]
+    """Argv prefix; a leading `python` means the taskset environment's interpreter."""
+    FAIL_TO_PASS: tuple[str, ...]
+    """Test ids that fail before the fix and must pass after it."""
+    PASS_TO_PASS: tuple[str, ...]
+    """Test ids that pass before and must still pass after."""
+    patch: str
+    """Gold patch text (reference fix)."""
+    test_patch: str | None = None
+    """Hidden tests, applied only at evaluation."""
+    test_files: tuple[str, ...] = ()
+    """What run_tests runs when the agent passes no ids."""
+    tags: tuple[str, ...] = ()
+    """Free labels for include/exclude filters."""
+    base_commit: str | None = None
+    """For git repositories: the commit whose files make the workspace."""
+    repo_name: str = ""
+    """The repository's name as the taskset gives it."""
+    environment: TasksetEnvironment | None = None
+    """Where this task's tests run, instead of the taskset's environment."""
+
+
+@dataclass(frozen=True)
+class Taskset:
+    """A named set of tasks and the environment their tests run in."""
+
+    name: str
+    """Taskset name."""
+    path: Path
+    """The taskset folder or JSONL file."""
+    tasks: tuple[Task, ...]
+    """The tasks, in file order."""
+    environment: TasksetEnvironment = field(default_factory=TasksetEnvironment)
+    """Where the tests run, unless a task has its own."""
+
+    def folders(self) -> tuple[Path, ...]:
+        """Where the taskset's data lies (its folder, or the JSONL file's folder, and the folders of
+        its git repositories, which hold the fixes in their history): hidden from the jailed commands."""
+        found = [self.path if self.path.is_dir() else self.path.parent]
+        found += [t.repo_dir.parent for t in self.tasks if t.base_commit]
+        unique = sorted(set(found), key=lambda p: (len(p.parts), str(p)))
+        return tuple(p for i, p in enumerate(unique)
+                     if p != Path(p.anchor) and not any(q in p.parents for q in unique[:i]))
+
+    def environment_for(self, task: Task) -> TasksetEnvironment:
+        """The task's own environment when it declares one, else the taskset's."""
+        return task.environment or self.environment
+
+    def select(self, ids: list[str] | None = None, include_tags: list[str] | None = None,
+               exclude_tags: list[str] | None = None, limit: int | None = None) -> Taskset:
+        """The tasks with any of `ids` and `include_tags` and none of `exclude_tags`; then the first `limit`."""
+        known = [t.id for t in self.tasks]
+        unknown = [i for i in ids or [] if i not in known]
+        if unknown:
+            raise InputError(*(f"taskset {self.name}: no task with id {i!r}{did_you_mean(i, known)}" for i in unknown))
+        tasks = [t for t in self.tasks
+                 if (not ids or t.id in ids)
+                 and (not include_tags or set(include_tags) & set(t.tags))
+                 and not (set(exclude_tags or []) & set(t.tags))]
+        if not tasks:
+            raise InputError(f"taskset {self.name}: the filters leave no task")
+        return Taskset(self.name, self.path, tuple(tasks[:limit]), self.environment)
