@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "ctxbench.harness.yamlfile", "ctxbench.harness.folderlock")),
     ("strategies, models, tools", ("ctxbench.strategies", "ctxbench.strategies.", "ctxbench.harness.models",
                                    "ctxbench.harness.models.", "ctxbench.harness.tools",
-                                   "ctxbench.harness.sandbox", "ctxbench.harness.workspace",
+                                   "ctxbench.harness.sandbox", "ctxbench.harness.sandbox.", "ctxbench.harness.workspace",
                                    "ctxbench.harness.tasks", "ctxbench.harness.swebench", "ctxbench.harness.testenv",
                                    "ctxbench.harness.protocols", "ctxbench.harness.pricing")),
     ("agent loop, runner, executors", ("ctxbench.harness.agent", "ctxbench.harness.agent_stops", "ctxbench.harness.single_run",

@@ -11,7 +11,8 @@ from sandbox_helpers import needs_bwrap, write_experiment
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.runner import prepare, run_experiment
-from ctxbench.harness.sandbox import _descendants, owner_tag
+from ctxbench.harness.sandbox import owner_tag
+from ctxbench.harness.sandbox.procs import descendants
 
 SCRIPT = [("write_file", {"path": "notes.txt", "content": "looked around\n"}), ("run_tests", {}), ("finish", {})]
 
@@ -85,7 +86,7 @@ def test_every_attack_is_contained_recorded_and_the_experiment_goes_on(tmp_path,
     # the host is unaffected
     assert hostile["listener"].accepted == 0
     assert not hostile["outside"].exists()
-    assert _descendants(os.getpid()) == []
+    assert descendants(os.getpid()) == []
     assert _leftovers(hostile["tasks"]) == []
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before < 300 * 1024  # KiB
     assert len(shown["print"]) < 2 * 200_000
