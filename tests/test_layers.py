@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "ctxbench.harness.results_folder", "ctxbench.harness.unidiff")),
     ("strategies, models, tools", ("ctxbench.strategies", "ctxbench.strategies.", "ctxbench.harness.models",
                                    "ctxbench.harness.models.", "ctxbench.harness.tools",
-                                   "ctxbench.harness.sandbox", "ctxbench.harness.workspace",
+                                   "ctxbench.harness.sandbox", "ctxbench.harness.sandbox.", "ctxbench.harness.workspace",
                                    "ctxbench.harness.tasks", "ctxbench.harness.swebench", "ctxbench.harness.testenv",
                                    "ctxbench.harness.protocols", "ctxbench.harness.pricing",
                                    "ctxbench.harness.gitcmd", "ctxbench.harness.templates",

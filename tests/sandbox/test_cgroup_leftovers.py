@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
-from ctxbench.harness.sandbox import Sandbox, _PidsCgroup, owner_tag, process_limit_mechanism, run_contained, sweep_cgroups
+from ctxbench.harness.sandbox import Sandbox, owner_tag, process_limit_mechanism, run_contained, sweep_cgroups
+from ctxbench.harness.sandbox.limits import PidsCgroup
 
-needs_cgroup = pytest.mark.skipif(_PidsCgroup.parent() is None, reason="no writable pids cgroup on this host")
+needs_cgroup = pytest.mark.skipif(PidsCgroup.parent() is None, reason="no writable pids cgroup on this host")
 
 DEAD = "import os, sys; from ctxbench.harness.sandbox import owner_tag; print(owner_tag())"
 
@@ -29,17 +30,17 @@ def own_parent(monkeypatch) -> Path:
     """A cgroup of this test's own, made the parent of ctxbench's cgroups for the test. Named after this
     process, it is left alone by the sweeps of other ctxbench processes on the machine (another pytest
     process among them), which would otherwise remove the planted leftovers before this test's sweep."""
-    private = _PidsCgroup.parent() / f"ctxbench-{owner_tag()}-{10**9 + 7}"
+    private = PidsCgroup.parent() / f"ctxbench-{owner_tag()}-{10**9 + 7}"
     private.mkdir()
     try:
         (private / "cgroup.subtree_control").write_text("+pids")  # cgroup v2; v1 has no such file
     except OSError:
         pass
-    monkeypatch.setattr(_PidsCgroup, "parent", staticmethod(lambda: private))
+    monkeypatch.setattr(PidsCgroup, "parent", staticmethod(lambda: private))
     yield private
     for child in private.iterdir():
         if child.is_dir():
-            _PidsCgroup(child).remove()
+            PidsCgroup(child).remove()
     private.rmdir()
 
 
@@ -78,12 +79,12 @@ def test_a_run_sweeps_what_a_killed_runner_left(experiment_file, tmp_path, own_p
 
 @needs_cgroup
 def test_a_name_collision_takes_the_next_name_not_the_watchdog(monkeypatch):
-    base = _PidsCgroup.parent()
-    monkeypatch.setattr(_PidsCgroup, "_names", itertools.count(10**9))
+    base = PidsCgroup.parent()
+    monkeypatch.setattr(PidsCgroup, "_names", itertools.count(10**9))
     taken = base / f"ctxbench-{owner_tag()}-{10**9}"
     taken.mkdir()
     try:
-        cgroup = _PidsCgroup.create(8)
+        cgroup = PidsCgroup.create(8)
         assert cgroup is not None and cgroup.path != taken
         cgroup.remove()
     finally:
@@ -93,6 +94,6 @@ def test_a_name_collision_takes_the_next_name_not_the_watchdog(monkeypatch):
 @needs_cgroup
 def test_a_cgroup_that_cannot_be_made_fails_the_command_loudly(monkeypatch, tmp_path):
     missing = tmp_path / "not-a-cgroup" / "deeper"
-    monkeypatch.setattr(_PidsCgroup, "parent", staticmethod(lambda: missing))
+    monkeypatch.setattr(PidsCgroup, "parent", staticmethod(lambda: missing))
     with pytest.raises(OSError, match="cannot create the pids cgroup .* fallen back to the watchdog"):
         run_contained(["true"], tmp_path, 10, {"PATH": "/usr/bin:/bin"}, Sandbox())

@@ -14,9 +14,10 @@ import pytest
 from click.testing import CliRunner
 from sandbox_helpers import needs_bwrap, tempfile_dir
 
-from ctxbench.harness import sandbox as sandbox_module
+from ctxbench.harness.sandbox import jail, launch, limits as limits_module
 from ctxbench.harness.cli import cli
-from ctxbench.harness.sandbox import ResourceLimits, Sandbox, process_limit_mechanism, run_contained
+from ctxbench.harness.sandbox import ResourceLimits, Sandbox, bwrap_available, process_limit_mechanism, run_contained
+from ctxbench.harness.sandbox.procs import descendants
 from ctxbench.harness import testenv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +109,7 @@ def test_no_capabilities_no_raising_limits_and_other_processes_invisible(scratch
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_memory_and_file_size_are_limited(scratch, mode):
-    if mode == "bwrap" and sandbox_module.bwrap_available():
+    if mode == "bwrap" and bwrap_available():
         pytest.skip("no bwrap")
     limits = ResourceLimits(address_space=1024**3, file_size=10 * 1024**2)
     r = run(scratch, "x = bytearray(2 * 1024**3)", Sandbox(mode, limits=limits))
@@ -121,7 +122,7 @@ def test_memory_and_file_size_are_limited(scratch, mode):
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_process_count_is_limited(scratch, mode):
-    if mode == "bwrap" and sandbox_module.bwrap_available():
+    if mode == "bwrap" and bwrap_available():
         pytest.skip("no bwrap")
     code = ("import os, time\nn = 0\ntry:\n    for _ in range(400):\n        if os.fork() == 0:\n"
             "            time.sleep(60)\n            os._exit(0)\n        n += 1\nexcept OSError as e:\n    print('REFUSED', e)\n"
@@ -132,28 +133,28 @@ def test_process_count_is_limited(scratch, mode):
         assert r.limit_hit == "processes"
     else:
         assert "REFUSED" in r.output and int(r.output.split("FORKED ")[1].split()[0]) < 50
-    assert sandbox_module._descendants(os.getpid()) == []
+    assert descendants(os.getpid()) == []
 
 
 def test_watchdog_kills_the_sandbox_where_no_cgroup_can_be_made(scratch, monkeypatch):
     """Simulates a host without a writable pids cgroup (e.g. a container)."""
     if os.geteuid() != 0:
         pytest.skip("the watchdog is the fallback for root only")
-    monkeypatch.setattr(sandbox_module._PidsCgroup, "create", classmethod(lambda cls, limit: None))
+    monkeypatch.setattr(limits_module.PidsCgroup, "create", classmethod(lambda cls, limit: None))
     code = "import os, time\nfor _ in range(300):\n    if os.fork() == 0:\n        time.sleep(60)\n        os._exit(0)\ntime.sleep(60)"
-    r = run(scratch, code, Sandbox("bwrap" if not sandbox_module.bwrap_available() else "none",
+    r = run(scratch, code, Sandbox("bwrap" if not bwrap_available() else "none",
                                    limits=ResourceLimits(processes=40)))
     assert r.limit_hit == "processes" and "more than 40 processes" in r.output and not r.timed_out
-    assert sandbox_module._descendants(os.getpid()) == []
+    assert descendants(os.getpid()) == []
 
 
 @pytest.mark.parametrize("setup", ["exec chain", "fork"])
 def test_the_command_starts_limited_in_its_cgroup_and_dies_with_the_harness(scratch, monkeypatch, setup):
-    """Both ways of setting the command up (util-linux execs; a fork running `_child_setup`) give it the
+    """Both ways of setting the command up (util-linux execs; a fork running `child_setup`) give it the
     same limits, cgroup, parent-death signal and fixed addresses before it runs."""
     if setup == "fork":
-        monkeypatch.setattr(sandbox_module, "_setup_tools", lambda: None)
-    elif sandbox_module._setup_tools() is None:
+        monkeypatch.setattr(launch, "setup_tools", lambda: None)
+    elif launch.setup_tools() is None:
         pytest.skip("setpriv, setarch or prlimit missing")
     code = ("import ctypes, resource\nsig = ctypes.c_int()\nctypes.CDLL(None).prctl(2, ctypes.byref(sig))\n"
             "print('PDEATHSIG', sig.value)\nprint('PERSONALITY', open('/proc/self/personality').read().strip())\n"
@@ -172,7 +173,7 @@ def test_the_command_starts_limited_in_its_cgroup_and_dies_with_the_harness(scra
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_timeout_kills_children_even_those_in_a_new_session(scratch, mode):
-    if mode == "bwrap" and sandbox_module.bwrap_available():
+    if mode == "bwrap" and bwrap_available():
         pytest.skip("no bwrap")
     marker = scratch / "alive"
     code = (f"import os, time\nif os.fork() == 0:\n    os.setsid()\n    while True:\n"
@@ -201,9 +202,7 @@ def test_object_addresses_repeat_run_to_run(scratch):
 
 def test_fallback_to_none_is_loud_in_output_and_manifest(experiment_file, tmp_path, monkeypatch):
     """Simulates a host where bubblewrap cannot run."""
-    import ctxbench.harness.sandbox
-
-    monkeypatch.setattr(ctxbench.harness.sandbox, "bwrap_available", lambda: "bwrap is not installed (test)")
+    monkeypatch.setattr(jail, "bwrap_available", lambda: "bwrap is not installed (test)")
     exp = experiment_file(sandbox="bwrap", taskset={"path": str(ROOT / "tasksets" / "smoke"),
                                                     "ids": ["calc-median-even-length"]})
     out = tmp_path / "out"

@@ -7,11 +7,13 @@ import os
 import re
 import resource
 
+import pytest
 from sandbox_helpers import needs_bwrap, write_experiment
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.runner import prepare, run_experiment
-from ctxbench.harness.sandbox import _descendants, owner_tag
+from ctxbench.harness.sandbox import owner_tag
+from ctxbench.harness.sandbox.procs import descendants
 
 SCRIPT = [("write_file", {"path": "notes.txt", "content": "looked around\n"}), ("run_tests", {}), ("finish", {})]
 
@@ -24,6 +26,15 @@ EXPECTED = {
     "sleep": (("[timed out]",), {"missing"}),
     "print": (("bytes of output omitted", "[timed out]"), {"missing"}),
     "env-dump": (("dumped what it could see",), {"failed"}),
+}
+
+# The test timeout of each group of attacks. An attack that a limit refuses, or that ends by itself, gets a
+# timeout it never comes near, so what ends it is the limit, however loaded the machine: forking up to the
+# process limit takes 256 forks of a pytest process, ~10 ms each, and on two cores shared with other busy
+# processes that alone took longer than 6 s. Only the attacks that nothing but the clock ends get a short one.
+GROUPS = {
+    "ended by a limit or by themselves": (120, ["network", "write-outside", "fork", "memory", "env-dump"]),
+    "ended by the timeout": (6, ["sleep", "print"]),
 }
 
 
@@ -58,20 +69,28 @@ def _observations_by_task(bodies: list[str], statements: dict[str, str]) -> dict
     return seen
 
 
+def test_the_groups_cover_every_attack(hostile):
+    assert sorted(t for _, ids in GROUPS.values() for t in ids) == sorted(EXPECTED) == sorted(hostile["tasks"])
+
+
 @needs_bwrap
-def test_every_attack_is_contained_recorded_and_the_experiment_goes_on(tmp_path, hostile, chat_server):
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_every_attack_is_contained_recorded_and_the_experiment_goes_on(tmp_path, hostile, chat_server, group):
+    timeout, ids = GROUPS[group]
     server = chat_server(SCRIPT)
     exp = write_experiment(
-        tmp_path / "hostile.yaml", name="hostile", taskset=str(hostile["path"]), strategies=[{"name": "baseline"}],
+        tmp_path / "hostile.yaml", name="hostile", taskset={"path": str(hostile["path"]), "ids": ids},
+        strategies=[{"name": "baseline"}],
         model={"provider": "openai", "name": "scripted", "base_url": server.url, "max_retries": 0},
-        repeats=1, workers=1, sandbox="bwrap", limits={"test_timeout_s": 6, "run_timeout_s": 300, "max_turns": 6})
+        repeats=1, workers=1, sandbox="bwrap",
+        limits={"test_timeout_s": timeout, "run_timeout_s": 300, "max_turns": 6})
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
     ctx = prepare(load_config(exp), tmp_path, tmp_path / "out")
     assert ctx.sandbox.mode == "bwrap"
     results = run_experiment(ctx)
 
-    assert len(results) == len(hostile["tasks"]) == len(EXPECTED)
+    assert sorted(r.task_id for r in results) == sorted(ids)
     statements = {t.id: t.problem_statement for t in ctx.taskset.tasks}
     shown = _observations_by_task(server.bodies, statements)
     for r in results:
@@ -80,13 +99,14 @@ def test_every_attack_is_contained_recorded_and_the_experiment_goes_on(tmp_path,
         assert r.turns == 3 and r.tool_calls == {"write_file": 1, "run_tests": 1, "finish": 1}
         assert set(r.tests.values()) <= outcomes, (r.task_id, r.tests)
         assert any(m in shown[r.task_id] for m in markers), (r.task_id, shown[r.task_id][-600:])
-    assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(EXPECTED)
+    assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(ids)
 
     # the host is unaffected
     assert hostile["listener"].accepted == 0
     assert not hostile["outside"].exists()
-    assert _descendants(os.getpid()) == []
-    assert _leftovers(hostile["tasks"]) == []
+    assert descendants(os.getpid()) == []
+    assert _leftovers(ids) == []
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before < 300 * 1024  # KiB
-    assert len(shown["print"]) < 2 * 200_000
-    assert "ctxbench-hostile-output" in shown["print"]
+    if "print" in ids:
+        assert len(shown["print"]) < 2 * 200_000
+        assert "ctxbench-hostile-output" in shown["print"]

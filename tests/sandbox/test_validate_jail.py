@@ -62,9 +62,9 @@ def test_validate_jails_the_tests_unless_told_not_to(tmp_path):
 
 def test_validate_falls_back_to_no_jail_loudly(tmp_path, monkeypatch):
     """Simulates a host where bubblewrap cannot run."""
-    import ctxbench.harness.sandbox
+    from ctxbench.harness.sandbox import jail
 
-    monkeypatch.setattr(ctxbench.harness.sandbox, "bwrap_available", lambda: "bwrap is not installed (test)")
+    monkeypatch.setattr(jail, "bwrap_available", lambda: "bwrap is not installed (test)")
     outside_dir = Path(tempfile.mkdtemp(prefix="ctxbench-validate-", dir="/var/tmp"))
     try:
         taskset = make_taskset(tmp_path / "taskset", outside_dir / "outside.txt")
