@@ -30,16 +30,21 @@ def assistant_message(turn: Turn) -> dict[str, Any]:
 
 
 def tool_message(obs: Observation, content: str | None = None) -> dict[str, Any]:
-    """The tool message for `obs`, optionally with replaced content (trimmed, masked...)."""
-    return {"role": "tool", "tool_call_id": obs.call_id, "content": obs.content if content is None else content}
+    """The message that carries `obs` (a tool message, or a user message for a text-mode reply), optionally
+    with replaced content (trimmed, masked...)."""
+    text = obs.content if content is None else content
+    if obs.channel == "user":
+        return {"role": "user", "content": text}
+    return {"role": "tool", "tool_call_id": obs.call_id, "content": text}
 
 
 NO_TOOL_CALL = "Your reply had no tool call. Use the tools; call `finish` when you are done."
 
 
 def turn_messages(turn: Turn) -> list[dict[str, Any]]:
-    """The assistant message and its tool results: one unit, never split."""
-    if not turn.tool_calls:
+    """The assistant message and its tool results: one unit, never split. A reply without tool calls is
+    answered by its text-mode observation where it has one, else by ctxbench's reminder to use the tools."""
+    if not turn.tool_calls and not turn.observations:
         return [assistant_message(turn), {"role": "user", "content": NO_TOOL_CALL}]
     return [assistant_message(turn)] + [tool_message(o) for o in turn.observations]
 

@@ -13,10 +13,15 @@ from typing import Any, Literal
 
 from pydantic.dataclasses import dataclass
 
-__all__ = ["ObservationKind", "ToolCall", "Observation", "Turn", "History", "Component", "ActionKind",
+__all__ = ["ObservationKind", "ObservationChannel", "ToolCall", "Observation", "Turn", "History", "Component", "ActionKind",
            "StrategyAction", "ContextLedger", "Usage", "StopReason"]
 
-ObservationKind = Literal["file_read", "search", "test_run", "listing", "edit", "error", "finish"]
+ObservationKind = Literal["file_read", "search", "test_run", "listing", "edit", "error", "finish", "command"]
+"""`command` is a shell command of another agent that is none of the others (ctxbench's own tools never make one)."""
+
+ObservationChannel = Literal["tool", "user"]
+"""How an observation reaches the model: a tool message answering a call, or the user message that answers
+a text-mode reply (an agent acting in plain text, one command per reply)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,8 @@ class Observation:
     """Workspace-relative path, where one applies."""
     line_range: tuple[int, int] | None = None
     """Inclusive 1-based line range shown, for file reads."""
+    channel: ObservationChannel = "tool"
+    """A tool message (ctxbench's loop, tool-calling agents) or a user message (text-mode agents)."""
 
     @property
     def args(self) -> dict[str, Any]:

@@ -205,6 +205,9 @@ class TranscriptTurn(_Record):
     observations: list[TranscriptObservation] = Field(default_factory=list, description="One per tool call.")
     usage: Usage = Field(default_factory=Usage, description="Tokens the provider reported for this call.")
     malformed: str | None = Field(None, description="Why the reply could not be parsed, when it could not.")
+    cost_usd: float | None = Field(None, description="Dollars of this call at the model's prices (gateway turns).")
+    request_messages: int | None = Field(None, description="Messages the agent sent, before the strategy "
+                                                           "rewrote them (gateway turns).")
 
 
 class TranscriptEnd(_Record):

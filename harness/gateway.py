@@ -1,0 +1,158 @@
+"""A context strategy as an OpenAI-compatible endpoint in front of any model (`ctxbench gateway`).
+
+An agent points its OpenAI base URL here. Each request's messages are read as a History
+(`ctxbench.harness.chat_history`), the strategy builds the context from it as it does for
+ctxbench's own loop, the rewritten messages go to the model (the simulator or any
+OpenAI-compatible endpoint), and the reply goes back in the form the client asked for (plain or
+streamed). Every request is one turn of its conversation's transcript, with the strategy's ledger
+(what was masked, trimmed, summarized or evicted), the usage and the cost: the per-turn context
+log, for any agent.
+
+A conversation is the requests that share their system messages and task (the first user
+messages); a client running several conversations with the same opening names each in the
+request's `user` field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxbench.harness.chat_history import history_from_messages
+from ctxbench.harness.chat_server import ChatReply, check_chat_request, completion_body, error_reply
+from ctxbench.harness.config import ModelConfig
+from ctxbench.harness.context import Context, ContextOverflow
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
+                                          TransientModelError)
+from ctxbench.harness.models.openai_provider import OpenAIModel
+from ctxbench.harness.models.sim import PromptCache, SimModel
+from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
+from ctxbench.harness.protocols import Model
+from ctxbench.harness.records import Task, Taskset, TranscriptHeader, TranscriptTurn
+from ctxbench.harness.serve_sim import TaskFinder
+from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.transcript import TranscriptWriter
+from ctxbench.strategies.hook import StrategyHook
+from ctxbench.strategies.registry import StrategyError, StrategyServices, create_strategy
+
+__all__ = ["Gateway", "conversation_id"]
+
+
+def conversation_id(messages: list[dict[str, Any]], user: str | None = None) -> str:
+    """The conversation a request belongs to: its `user` field, or a hash of its system and task messages."""
+    if user:
+        return "".join(c if c.isalnum() or c in "-_." else "_" for c in user)[:80]
+    opening = []
+    for message in messages:
+        if message.get("role") not in ("system", "developer", "user"):
+            break
+        opening.append([message.get("role"), message.get("content")])
+    return hashlib.sha256(json.dumps(opening, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class _Conversation:
+    id: str
+    hook: StrategyHook
+    model: Model
+    task: Task | None
+    transcript: TranscriptWriter | None
+    turns: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Gateway:
+    """Answers chat requests through one strategy, conversation by conversation."""
+
+    def __init__(self, strategy: str, params: dict[str, Any] | None, model: ModelConfig,
+                 taskset: Taskset | None = None, transcripts: Path | None = None) -> None:
+        """Raises InputError for an unknown strategy, bad params, or the simulator without a taskset."""
+        try:
+            create_strategy(strategy, params)  # fails now, not on the first request
+        except StrategyError as exc:
+            raise InputError(f"--strategy {strategy}: {exc}") from None
+        if model.provider == "sim" and taskset is None:
+            raise InputError("the sim provider needs the taskset its requests come from (--taskset)")
+        self.strategy, self.params, self.model, self.taskset = strategy, params, model, taskset
+        self.transcripts = transcripts
+        self.counter = TokenCounter(model.tokenizer)
+        self.prices: Prices | None = resolve_prices(model)
+        self.find_task = TaskFinder(taskset.tasks) if taskset is not None else None
+        self.cache = PromptCache()
+        """One prompt cache for the simulator, like a provider's: shared by every conversation."""
+        self._upstream = OpenAIModel(model, seed=model.seed or 0) if model.provider != "sim" else None
+        self._conversations: dict[str, _Conversation] = {}
+        self._lock = threading.Lock()
+
+    def models(self) -> ChatReply:
+        return ChatReply(200, {"object": "list", "data": [
+            {"id": self.model.name, "object": "model", "created": 0, "owned_by": "ctxbench-gateway"}]})
+
+    def chat(self, request: Any) -> ChatReply:
+        """One chat completion request (already JSON-decoded)."""
+        refused = check_chat_request(request, self.model.name)
+        if refused is not None:
+            return refused
+        messages, tools = request["messages"], request.get("tools") or []
+        conversation = self._conversation(messages, request)
+        if conversation is None:
+            return error_reply(400, "unknown task: the first user message holds no problem statement of taskset "
+                                    f"{self.taskset.name if self.taskset else ''!r}", param="messages",
+                               code="unknown_task")
+        with conversation.lock:
+            try:
+                context = conversation.hook(messages, tools)
+                completion = conversation.model.complete(context.messages, tools)
+            except (ContextOverflow, ContextLengthExceeded) as exc:
+                return error_reply(400, str(exc), param="messages", code="context_length_exceeded")
+            except TransientModelError as exc:
+                return error_reply(503, f"the model is unavailable: {exc}", kind="server_error")
+            except (FatalModelError, MalformedOutput) as exc:
+                return error_reply(502, f"the model failed: {exc}", kind="server_error")
+            self._record(conversation, messages, tools, context, completion)
+        stream_options = request.get("stream_options") or {}
+        return ChatReply(200, completion_body(completion, self.model.name), stream=bool(request.get("stream")),
+                         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")))
+
+    def _conversation(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> _Conversation | None:
+        key = conversation_id(messages, request.get("user") if isinstance(request.get("user"), str) else None)
+        with self._lock:
+            if key in self._conversations:
+                return self._conversations[key]
+            task = self.find_task(messages) if self.find_task is not None else None
+            if self.model.provider == "sim" and task is None:
+                return None
+            requested = request.get("seed")
+            seed: int = requested if isinstance(requested, int) else (self.model.seed or 0)
+            model = self._upstream or SimModel(self.model.sim, task.patch if task else "", self.counter,
+                                               self.model.context_window, self.model.max_output_tokens, seed,
+                                               self.cache)
+            hook = StrategyHook(self.strategy, self.params, context_window=self.model.context_window,
+                                max_output_tokens=self.model.max_output_tokens, tokenizer=self.model.tokenizer,
+                                services=StrategyServices(model=model),
+                                test_commands=(task.test_cmd,) if task is not None else ())
+            transcript = None
+            if self.transcripts is not None:
+                transcript = TranscriptWriter(self.transcripts / self.strategy / f"{key}.jsonl", TranscriptHeader(
+                    run_id=key, strategy=self.strategy, task_id=task.id if task else "", repeat=0, seed=seed))
+            self._conversations[key] = _Conversation(key, hook, model, task, transcript)
+            return self._conversations[key]
+
+    def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                context: Context, completion: Completion) -> None:
+        index, conversation.turns = conversation.turns, conversation.turns + 1
+        if conversation.transcript is None:
+            return
+        tokens = self.counter.count_messages(context.messages) + self.counter.count_tools(tools)
+        usage = completion.usage
+        conversation.transcript.turn(TranscriptTurn(
+            turn=index, messages=conversation.transcript.message_hashes(context.messages), context_tokens=tokens,
+            fill=round(tokens / self.model.context_window, 4), ledger=context.ledger, reply=completion.text,
+            tool_calls=list(completion.tool_calls), usage=usage,
+            cost_usd=run_cost(self.prices, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens),
+            request_messages=len(messages)))

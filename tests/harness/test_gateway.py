@@ -1,0 +1,161 @@
+"""The gateway: a strategy in front of a model, for an agent that is not ctxbench's loop.
+
+The agent here is a plain loop on the `openai` SDK that executes the tool calls it receives in a real
+workspace and sends everything back, as external agents do; the gateway runs on a loopback port.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import openai
+import pytest
+
+from ctxbench.harness.config import load_config
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.gateway import Gateway
+from ctxbench.harness.chat_server import make_server
+from ctxbench.harness.history import ToolCall
+from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
+from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.records import TranscriptHeader, TranscriptTurn
+from ctxbench.harness.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return load_taskset(resolve_taskset_path("smoke"))
+
+
+@pytest.fixture
+def gateway(smoke, tmp_path):
+    """Start a gateway for (strategy, params) on a free loopback port; yields its URL and transcript folder."""
+    servers = []
+
+    def start(strategy: str, params: dict | None = None) -> tuple[str, Path]:
+        model = load_config(ROOT / "experiments" / "quickstart.yaml").model
+        transcripts = tmp_path / f"gw-{strategy}-{len(servers)}"
+        server = make_server(Gateway(strategy, params, model, smoke, transcripts), "127.0.0.1", 0)
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/v1", transcripts
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def run_agent(url: str, task, max_turns: int = 16, stream: bool = False) -> tuple[list[dict], bool]:
+    """The external agent: ask, execute every tool call in a workspace, answer, until `finish`."""
+    client = openai.OpenAI(base_url=url, api_key="not-a-real-key", max_retries=0)
+    messages: list[dict] = [{"role": "system", "content": "You are a careful engineer. Fix the bug."},
+                            {"role": "user", "content": f"Please solve this issue:\n\n{task.problem_statement}\n"}]
+    ws = Workspace.create(task, sys.executable)
+    try:
+        toolbox = Toolbox(ws, 30, 20_000)
+        for turn in range(max_turns):
+            message = _ask(client, messages, stream)
+            messages.append(message)
+            calls = message.get("tool_calls") or []
+            if not calls:
+                messages.append({"role": "user", "content": "Use the tools."})
+            for call in calls:
+                result = toolbox.execute(ToolCall(call["id"], call["function"]["name"], call["function"]["arguments"]), turn)
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.observation.content})
+            if any(c["function"]["name"] == "finish" for c in calls):
+                break
+        return messages, ws.evaluate(60).resolved
+    finally:
+        ws.cleanup()
+
+
+def _ask(client, messages: list[dict], stream: bool) -> dict:
+    request = dict(model="sim-coder", messages=messages, tools=TOOL_SCHEMAS, seed=3)
+    if not stream:
+        reply = client.chat.completions.create(**request).choices[0].message
+        return reply.model_dump(exclude_none=True)
+    text, calls = "", []
+    for chunk in client.chat.completions.create(**request, stream=True):
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            calls += [c.model_dump(exclude_none=True, exclude={"index"}) for c in choice.delta.tool_calls or []]
+    return {"role": "assistant", "content": text, **({"tool_calls": calls} if calls else {})}
+
+
+def transcript(folder: Path) -> tuple[TranscriptHeader, list[TranscriptTurn]]:
+    (path,) = sorted(folder.rglob("*.jsonl"))
+    records = list(read_transcript(path))
+    return records[0], [r for r in records if isinstance(r, TranscriptTurn)]
+
+
+def test_an_external_agent_through_a_masking_gateway_resolves_and_every_request_is_logged(gateway, smoke):
+    task = smoke.tasks[0]
+    url, folder = gateway("observation_masking", {"keep_recent": 1})
+    messages, resolved = run_agent(url, task)
+    header, turns = transcript(folder)
+    replies = [m for m in messages if m["role"] == "assistant"]
+    assert resolved
+    assert header.task_id == task.id and header.strategy == "observation_masking"
+    assert len(turns) == len(replies) and [t.turn for t in turns] == list(range(len(replies)))
+    assert [t.reply for t in turns] == [m.get("content") or "" for m in replies]
+    masked = [a for t in turns for a in t.ledger.actions if a.kind == "masked"]
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    assert masked and {a.target for a in masked} < answered
+    assert all(t.request_messages is not None and t.usage.prompt_tokens > 0 for t in turns)
+    assert all(t.cost_usd is not None and t.cost_usd > 0 for t in turns)  # quickstart prices like gpt-4o-mini
+
+
+def test_through_baseline_the_model_receives_exactly_what_the_agent_sent(gateway, smoke):
+    url, folder = gateway("baseline")
+    messages, _ = run_agent(url, smoke.tasks[1], max_turns=4)
+    records = list(read_transcript(sorted(folder.rglob("*.jsonl"))[0]))
+    sent = {r.hash: r.message for r in records if r.type == "message"}
+    last = [r for r in records if isinstance(r, TranscriptTurn)][-1]
+    last_reply = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    request = messages[:last_reply]
+    assert [sent[h] for h in last.messages] == [_plain(m) for m in request]
+
+
+def _plain(message: dict) -> dict:
+    out = {k: v for k, v in message.items() if k in ("role", "content", "tool_calls", "tool_call_id")}
+    if out["role"] == "assistant":
+        out["content"] = out.get("content") or ""
+        if out.get("tool_calls"):
+            out["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
+                "name": c["function"]["name"], "arguments": c["function"]["arguments"]}} for c in out["tool_calls"]]
+    return out
+
+
+def test_a_streaming_agent_gets_the_same_run_as_a_plain_one(gateway, smoke):
+    task = smoke.tasks[0]
+    plain_messages, plain_resolved = run_agent(gateway("observation_masking")[0], task)
+    streamed_messages, streamed_resolved = run_agent(gateway("observation_masking")[0], task, stream=True)
+    assert (streamed_resolved, len(streamed_messages)) == (plain_resolved, len(plain_messages))
+    assert [m.get("tool_calls") for m in streamed_messages] == [m.get("tool_calls") for m in plain_messages]
+
+
+def test_requests_the_gateway_cannot_serve_get_openais_error_shapes(gateway, smoke):
+    url, _ = gateway("baseline")
+    client = openai.OpenAI(base_url=url, api_key="x", max_retries=0)
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": smoke.tasks[0].problem_statement}])
+    with pytest.raises(openai.BadRequestError) as unknown:
+        client.chat.completions.create(model="sim-coder", messages=[{"role": "user", "content": "write me a poem"}])
+    assert unknown.value.code == "unknown_task"
+    assert [m.id for m in client.models.list()] == ["sim-coder"]
+
+
+def test_a_strategy_or_setup_that_cannot_work_is_refused_before_serving(smoke):
+    model = load_config(ROOT / "experiments" / "quickstart.yaml").model
+    with pytest.raises(InputError, match="observation_maskin"):
+        Gateway("observation_maskin", None, model, smoke)
+    with pytest.raises(InputError):
+        Gateway("trimmer", {"limit": -3}, model, smoke)
+    with pytest.raises(InputError, match="--taskset"):
+        Gateway("baseline", None, model, None)
