@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "ctxbench.harness.history", "ctxbench.harness.context", "ctxbench.harness.config",
                  "ctxbench.harness.rendering", "ctxbench.harness.repo_view", "ctxbench.harness.results",
                  "ctxbench.harness.transcript", "ctxbench.harness.textcut", "ctxbench.harness.paths",
-                 "ctxbench.harness.yamlfile", "ctxbench.harness.folderlock")),
+                 "ctxbench.harness.yamlfile", "ctxbench.harness.folderlock", "ctxbench.harness.redact")),
     ("strategies, models, tools", ("ctxbench.strategies", "ctxbench.strategies.", "ctxbench.harness.models",
                                    "ctxbench.harness.models.", "ctxbench.harness.tools",
                                    "ctxbench.harness.sandbox", "ctxbench.harness.workspace",
