@@ -6,6 +6,7 @@ Each finished turn is appended to the run's transcript before the next one start
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Malf
 from ctxbench.harness.protocols import Model, Strategy
 from ctxbench.harness.agent_stops import (AgentStopped, ContextOverflowed, Finished, InvalidActions, Looping,
                                           ModelFailed, TimedOut, TokenBudgetSpent, TurnLimit)
+from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import (History, Observation, StopReason, ToolCall, TranscriptEnd,
                                       TranscriptObservation, TranscriptTurn, Turn, Usage)
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
@@ -72,7 +74,7 @@ class Agent:
         except AgentStopped as stop:
             out.stop, out.detail = stop.reason, str(stop)
         except Exception as exc:
-            self._end("harness_error", f"{type(exc).__name__}: {exc}", out.turns)
+            self._end("harness_error", scrub(f"{type(exc).__name__}: {exc}"), out.turns)
             raise
         self._end(out.stop, out.detail, out.turns)
         return out
@@ -110,7 +112,9 @@ class Agent:
         """The model's reply, or None and why it could not be parsed."""
         t0 = time.monotonic()
         try:
-            return self.model.complete(context.messages, TOOL_SCHEMAS), ""
+            completion = self.model.complete(context.messages, TOOL_SCHEMAS)
+            self.deadline += completion.retried_s  # waiting on a failing endpoint is not the agent's time
+            return completion, ""
         except ContextLengthExceeded as exc:
             raise ContextOverflowed(str(exc)) from exc
         except TransientModelError as exc:
@@ -136,7 +140,8 @@ class Agent:
         out.tool_s += time.monotonic() - t1
         out.test_s += sum(r.test_seconds for r in results)
         out.tool_calls.update(c.name for c in completion.tool_calls)
-        turn = Turn(index, completion.text, completion.tool_calls, tuple(r.observation for r in results))
+        observations = tuple(dataclasses.replace(r.observation, content=scrub(r.observation.content)) for r in results)
+        turn = Turn(index, completion.text, completion.tool_calls, observations)
         invalid = sum(r.invalid for r in results) + (0 if completion.tool_calls else 1)
         return turn, invalid, any(r.finished for r in results)
 

@@ -75,7 +75,7 @@ class ModelConfig(_Strict):
     seed: int | None = Field(None, description="Sampling seed sent to the provider; default: the run's seed.")
     context_window: int = Field(16000, ge=512, description="Context window in tokens; requests over it are rejected.")
     tokenizer: str = Field("cl100k_base", description="tiktoken encoding used for every count.")
-    max_retries: int = Field(4, ge=0, description="Retries on rate limits, 5xx and timeouts.")
+    retry_budget_s: float = Field(300.0, ge=0, description="How long a failing request is retried (rate limits, 5xx, timeouts, unreadable replies) before its run ends as `model_error`.")
     request_timeout_s: float = Field(120.0, gt=0)
     sim: SimParams = Field(default_factory=SimParams)
     pricing: Pricing | None = Field(None, description="Prices for cost_usd; default: looked up by `name` in genai-prices.")

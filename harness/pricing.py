@@ -41,10 +41,8 @@ def lookup_prices(model_ref: str, base_url: str | None = None) -> Prices | None:
         import genai_prices
     except ImportError:  # an optional install without it: cost is unknown, not an error
         return None
-    kwargs = {"provider_api_url": base_url} if base_url else {}
-
     def per_million(**usage: int) -> Any:
-        return genai_prices.calc_price(genai_prices.Usage(**usage), model_ref, **kwargs)
+        return genai_prices.calc_price(genai_prices.Usage(**usage), model_ref, provider_api_url=base_url or None)
 
     try:
         plain = per_million(input_tokens=_PROBE)
@@ -66,7 +64,7 @@ def resolve_prices(model: ModelConfig) -> Prices | None:
         InputError: `model.pricing.model` names a model the price database does not have.
     """
     pricing = model.pricing
-    if pricing is not None and pricing.input is not None:
+    if pricing is not None and pricing.input is not None and pricing.output is not None:  # both, or neither
         return Prices(pricing.input, pricing.cached_input if pricing.cached_input is not None else pricing.input,
                       pricing.output, "experiment file")
     if pricing is not None and pricing.model:

@@ -7,6 +7,8 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
+from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -35,12 +37,16 @@ from ctxbench.harness.workspace import prepare_template, remove_templates, sweep
 from ctxbench.strategies import StrategyServices, arm_problems, create_strategy, validate_params
 
 __all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "load_experiment",
-           "ExperimentAborted", "check_output_dir", "MODEL_ERRORS_IN_A_ROW", "counter_for",
+           "ExperimentAborted", "check_output_dir", "BREAKER_RUNS", "BREAKER_WINDOW_S", "counter_for",
            "make_budget", "run_seed"]
 
-MODEL_ERRORS_IN_A_ROW = 3
-"""Runs ending in `model_error` one after another that stop the experiment (the circuit breaker):
-an endpoint that fails this often is down, and every further run would be lost too."""
+BREAKER_RUNS = 3
+"""Runs ending in `model_error` within the breaker's window that stop the experiment (the circuit
+breaker): each one met an endpoint failing for all of `model.retry_budget_s`, so it is down, and
+every further run would wait as long to be lost too."""
+BREAKER_WINDOW_S = 600.0
+"""The breaker's window: this long, or 3 x `model.retry_budget_s` when that is longer (so runs one
+after another, each failing for a whole budget, fall into one window)."""
 
 def plan_runs(config: ExperimentConfig, taskset: Taskset) -> list[RunSpec]:
     return [RunSpec(s.key, s.name, s.params, t.id, r, run_seed(config.seed, t.id, r))
@@ -255,7 +261,12 @@ def _open_results(ctx: RunContext, resume: bool) -> set[str]:
             print(f"ctxbench: repaired a torn last line in {runs_path} ({repaired} bytes)", file=sys.stderr)
     if not (out / "manifest.json").exists():
         _atomic_write(out / "manifest.json", manifest.model_dump_json(indent=2))
-    return {r.run_id for r in read_results(runs_path)}
+    results = read_results(runs_path)
+    finished = [r for r in results if r.failure_reason != "model_error"]
+    if len(finished) < len(results):  # cut short by the endpoint: not finished, so they run again
+        _atomic_write(runs_path, "".join(r.model_dump_json() + "\n" for r in finished))
+        print(f"ctxbench: {len(results) - len(finished)} runs that ended in model_error run again", file=sys.stderr)
+    return {r.run_id for r in finished}
 
 
 def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResult]:
@@ -282,23 +293,12 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
         path.with_suffix("").unlink(missing_ok=True)  # the live transcript of a local run, now compressed
         writer.write(result)
 
-    streak: list[FinishedRun] = []  # model_error runs in a row, held back until a run ends otherwise
+    breaker = _Breaker(max(BREAKER_WINDOW_S, 3 * ctx.config.model.retry_budget_s))
     try:
         for run in execute(ctx, todo, run_one, progress, already_done=len(done), total=len(specs)):
-            result = run.result
-            if result.failure_reason == "model_error":
-                streak.append(run)
-                if len(streak) >= MODEL_ERRORS_IN_A_ROW:
-                    raise ExperimentAborted(
-                        f"{len(streak)} runs in a row ended in model_error (last: "
-                        f"{' '.join((result.error or '?').split())[:300]}); those runs are not recorded")
-                continue
-            for held in streak:
-                record(held)
-            streak = []
             record(run)
-        for held in streak:
-            record(held)
+            if run.result.failure_reason == "model_error":
+                breaker.trip_on(run.result)
     finally:
         writer.close()
         remove_templates()
@@ -306,7 +306,38 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
     order = {s.run_id: i for i, s in enumerate(specs)}
     results.sort(key=lambda r: order.get(r.run_id, len(order)))
     _atomic_write(runs_path, "".join(r.model_dump_json() + "\n" for r in results))
+    cut_short = [r for r in results if r.failure_reason == "model_error"]
+    if cut_short:
+        raise ExperimentAborted(f"{len(cut_short)} runs ended in model_error (last: {_one_line(cut_short[-1].error)}); "
+                                "they are recorded as unfinished and --resume runs them again")
     return results
+
+
+class _Breaker:
+    """Stops the experiment when BREAKER_RUNS runs end in `model_error` within `window_s` seconds."""
+
+    def __init__(self, window_s: float) -> None:
+        self.window_s = window_s
+        self.ends: deque[float] = deque()
+
+    def trip_on(self, result: RunResult) -> None:
+        """Count a run that ended in `model_error`.
+
+        Raises:
+            ExperimentAborted: the BREAKER_RUNS-th such run within the window.
+        """
+        now = time.monotonic()
+        self.ends.append(now)
+        while now - self.ends[0] > self.window_s:
+            self.ends.popleft()
+        if len(self.ends) >= BREAKER_RUNS:
+            raise ExperimentAborted(
+                f"{len(self.ends)} runs ended in model_error within {self.window_s / 60:g} min (the endpoint is "
+                f"down; last: {_one_line(result.error)}); they are recorded as unfinished and --resume runs them again")
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "?").split())[:300]
 
 
 def _atomic_write(path: Path, text: str) -> None:

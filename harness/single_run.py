@@ -18,12 +18,13 @@ from ctxbench.harness.failures import classify_failure
 from ctxbench.harness.models import make_model
 from ctxbench.harness.models.base import FatalModelError
 from ctxbench.harness.pricing import Prices, run_cost
-from ctxbench.harness.records import History, RunResult, Taskset, TranscriptHeader
+from ctxbench.harness.records import History, RunResult, Taskset, TranscriptHeader, TranscriptTurn
+from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.results_folder import transcript_path
 from ctxbench.harness.sandbox import Sandbox
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
-from ctxbench.harness.transcript import TranscriptWriter, compress_transcript
+from ctxbench.harness.transcript import TranscriptWriter, compress_transcript, read_transcript
 from ctxbench.harness.validate import base_collection_failure
 from ctxbench.harness.workspace import Workspace, base_evaluation
 from ctxbench.strategies import StrategyServices, create_strategy
@@ -112,6 +113,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         model_factory: `(task, counter, seed) -> model`; default builds the configured provider.
     """
     start = time.monotonic()
+    remember_key_variable(ctx.config.model.api_key_env)
     task = next(t for t in ctx.taskset.tasks if t.id == spec.task_id)
     base = dict(experiment_id=ctx.experiment_id, run_id=spec.run_id, strategy=spec.strategy,
                 task_id=task.id, repeat=spec.repeat, seed=spec.seed)
@@ -143,25 +145,22 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok,
                                   taskset_fault=fault is not None)
         result = RunResult(
-            **base, resolved=reason is None, failure_reason=reason, turns=outcome.turns,
-            prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
-            strategy_tokens=outcome.strategy_tokens, total_tokens=outcome.total_tokens,
-            cached_tokens=outcome.cached_tokens, peak_context_tokens=outcome.peak_context_tokens,
-            cost_usd=_cost(ctx.prices, outcome),
+            **base, resolved=reason is None, failure_reason=reason, **_spent(ctx.prices, outcome),
             wall_s=round(time.monotonic() - start, 3), model_s=round(outcome.model_s, 3),
             tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
             tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
-            context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=patch,
+            context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=scrub(patch),
             workspace=_kept(ctx, ws),
-            error=outcome.detail if reason == "model_error" else _taskset_fault_message(fault),
+            error=scrub(outcome.detail) if reason == "model_error" else _taskset_fault_message(fault),
         )
     except FatalModelError:
         raise
     except Exception:
-        result = RunResult(**base, resolved=False, failure_reason="harness_error", turns=0, prompt_tokens=0,
-                           completion_tokens=0, strategy_tokens=0, total_tokens=0, peak_context_tokens=0,
-                           wall_s=round(time.monotonic() - start, 3), error=traceback.format_exc(),
-                           workspace=_kept(ctx, ws))
+        error = scrub(traceback.format_exc())
+        transcript.close()
+        spent = _spent(ctx.prices, _outcome_from_transcript(live, History(ctx.system_prompt, task.problem_statement)))
+        result = RunResult(**base, resolved=False, failure_reason="harness_error", **spent,
+                           wall_s=round(time.monotonic() - start, 3), error=error, workspace=_kept(ctx, ws))
     finally:
         transcript.close()
         if ws is not None and not ctx.config.keep_workspaces:
@@ -170,6 +169,32 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         if ctx.config.executor == "ray":
             live.unlink()
     return FinishedRun(result, compress_transcript(data))
+
+
+def _spent(prices: Prices | None, outcome: AgentOutcome) -> dict[str, Any]:
+    """The RunResult fields of what the run spent: turns, tokens, cost."""
+    return dict(turns=outcome.turns, prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+                strategy_tokens=outcome.strategy_tokens, total_tokens=outcome.total_tokens,
+                cached_tokens=outcome.cached_tokens, peak_context_tokens=outcome.peak_context_tokens,
+                cost_usd=_cost(prices, outcome))
+
+
+def _outcome_from_transcript(path: Path, history: History) -> AgentOutcome:
+    """The turns and tokens a run's transcript holds (a run that failed in the harness keeps its spend)."""
+    out = AgentOutcome("harness_error", history)
+    try:
+        turns = [r for r in read_transcript(path) if isinstance(r, TranscriptTurn)]
+    except (OSError, ValueError):  # nothing readable was written: nothing was spent
+        return out
+    for turn in turns:
+        out.turns += 1
+        out.prompt_tokens += turn.usage.prompt_tokens
+        out.completion_tokens += turn.usage.completion_tokens
+        out.cached_tokens += turn.usage.cached_tokens
+        out.strategy_tokens += turn.ledger.strategy_tokens
+        out.strategy_completion_tokens += turn.ledger.strategy_completion_tokens
+        out.peak_context_tokens = max(out.peak_context_tokens, turn.context_tokens)
+    return out
 
 
 def _cost(prices: Prices | None, outcome: AgentOutcome) -> float | None:
@@ -184,7 +209,7 @@ def _taskset_fault_message(output: str | None) -> str | None:
     if output is None:
         return None
     return ("the tests could not be collected, at the base commit either (the taskset or its test "
-            "environment is at fault); last test output:\n" + output)
+            "environment is at fault); last test output:\n" + scrub(output))
 
 
 def _kept(ctx: RunContext, ws: Workspace | None) -> str | None:

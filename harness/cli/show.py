@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
+
+from ctxbench.harness.redact import remember_key_variable, scrub
 
 
 @click.command()
@@ -16,6 +19,7 @@ def show(run_dir: Path, run_id: str | None, full: bool) -> None:
     from ctxbench.reports import runs_df
     from ctxbench.reports.runview import run_text
 
+    _remember_key_variable(run_dir)
     if run_id is None:
         runs = runs_df(run_dir)
         for r in runs.itertuples():
@@ -23,4 +27,12 @@ def show(run_dir: Path, run_id: str | None, full: bool) -> None:
             click.echo(f"{r.run_id}  {outcome}  {r.turns} turns  {r.total_tokens:,} tokens")
         click.echo(f"{len(runs)} runs; `ctxbench show {run_dir} RUN_ID` prints one turn by turn.")
         return
-    click.echo(run_text(run_dir, run_id, full), nl=False)
+    click.echo(scrub(run_text(run_dir, run_id, full)), nl=False)
+
+
+def _remember_key_variable(run_dir: Path) -> None:
+    """Scrub the key the experiment named, too: a folder written by an older ctxbench may hold it."""
+    try:
+        remember_key_variable(json.loads((run_dir / "manifest.json").read_text())["config"]["model"]["api_key_env"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from ctxbench.harness.records import ToolCall, Usage
 
 __all__ = ["Usage", "Completion", "ModelError", "ContextLengthExceeded", "TransientModelError",
-           "FatalModelError", "MalformedOutput"]
+           "UnreadableReply", "FatalModelError", "MalformedOutput"]
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,9 @@ class Completion:
     text: str
     tool_calls: tuple[ToolCall, ...] = field(default=())
     usage: Usage = field(default_factory=Usage)
+    retried_s: float = 0.0
+    """Seconds spent on a failing endpoint before this reply (failed attempts and the waits between
+    them): not the agent's time, so the run's deadline moves by as much."""
 
 
 class ModelError(Exception):
@@ -34,7 +37,16 @@ class ContextLengthExceeded(ModelError):
 
 
 class TransientModelError(ModelError):
-    """Rate limit, 5xx, timeout: retried with backoff; after the last retry, `model_error`."""
+    """Rate limit, 5xx, timeout, unreadable reply: retried with backoff within the retry budget
+    (`model.retry_budget_s`); an endpoint still failing after it ends the run as `model_error`."""
+
+    retry_after: float = 0.0
+    """Seconds the endpoint asked to wait (`Retry-After`), 0 when it did not say."""
+
+
+class UnreadableReply(TransientModelError):
+    """A reply that is not a chat completion (HTML, JSON cut short, no choice, a null message): the
+    endpoint's fault, not the model's, so it is retried like a 5xx."""
 
 
 class FatalModelError(ModelError):
@@ -42,4 +54,5 @@ class FatalModelError(ModelError):
 
 
 class MalformedOutput(ModelError):
-    """The reply could not be understood at all (becomes an invalid-action observation)."""
+    """The model's own output could not be used (an empty summary, say): becomes an invalid-action
+    observation. A reply the endpoint garbled is an UnreadableReply instead."""

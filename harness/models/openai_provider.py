@@ -5,9 +5,13 @@ Errors are mapped onto the typed errors of `ctxbench.harness.models.base`:
 - 400 with code `context_length_exceeded` (or a message saying the context is too long)
   -> ContextLengthExceeded (the run ends as `context_overflow`);
 - 401 / 403, 404, any other 4xx -> FatalModelError (the experiment stops);
-- 408, 409, 429, 5xx, connection errors, timeouts -> retried `max_retries` times with exponential
-  backoff and jitter, then TransientModelError (the run ends as `model_error`);
-- a reply without a readable choice -> MalformedOutput (an invalid-action observation).
+- 408, 409, 429, 5xx, connection errors, timeouts, and a 200 that is not a chat completion (HTML,
+  JSON cut short, no choice, a null message: UnreadableReply) -> retried with exponential backoff
+  and jitter for up to `retry_budget_s` seconds, then TransientModelError (the run ends as
+  `model_error`).
+
+Every text taken from the endpoint (replies, error bodies) is scrubbed of key values
+(`ctxbench.harness.redact`) before anything else sees it.
 
 Tool-call arguments are passed through raw, even when they are not valid JSON: the toolbox turns
 them (and unknown tool names) into invalid-action observations the agent can recover from.
@@ -15,6 +19,7 @@ them (and unknown tool names) into invalid-action observations the agent can rec
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -24,16 +29,18 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.errors import EndpointUnavailable
-from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
-                                          TransientModelError, Usage)
+from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
+from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
+                                          UnreadableReply, Usage)
+from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.records import ToolCall
 from ctxbench.harness.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["OpenAIModel", "preflight", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY", "PREFLIGHT_TIMEOUT_S"]
+__all__ = ["OpenAIModel", "preflight", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY",
+           "PREFLIGHT_TIMEOUT_S"]
 
 BASE_DELAY_S = 1.0
 """First retry waits about this long; each further retry doubles it (with jitter)."""
@@ -41,7 +48,6 @@ MAX_DELAY_S = 60.0
 """No single wait is longer, whatever the backoff or a Retry-After header says."""
 NO_KEY = "no-key"
 """Key sent when `api_key_env` is not set (local servers that need none)."""
-
 PREFLIGHT_TIMEOUT_S = 5.0
 """How long the check before a run waits for the endpoint (connect and reply), without retries."""
 
@@ -68,7 +74,8 @@ class OpenAIModel:
         return {"config": self.config, "seed": self.seed}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["config"], state["seed"])
+        self.config, self.seed, self._counter = state["config"], state["seed"], None
+        self._client = _client(self.config)
 
     def __repr__(self) -> str:
         return f"OpenAIModel(name={self.config.name!r}, base_url={self.config.base_url!r}, seed={self.seed})"
@@ -80,41 +87,58 @@ class OpenAIModel:
                                        max_tokens=c.max_output_tokens, seed=self.seed)
         if tools:
             request["tools"] = tools
+        attempt, failing_since = 0, None
+        while True:
+            started = time.monotonic()
+            try:
+                completion = self._attempt(request, messages)
+            except TransientModelError as error:
+                failing_since = started if failing_since is None else failing_since
+                failing = time.monotonic() - failing_since
+                left = c.retry_budget_s - failing
+                if left <= 0:
+                    raise TransientModelError(f"{error} (still failing after {failing:.1f} s and {attempt + 1} "
+                                              f"attempts; model.retry_budget_s is {c.retry_budget_s:g} s)") from None
+                time.sleep(min(left, MAX_DELAY_S, max(error.retry_after, _backoff(attempt))))
+                attempt += 1
+                continue
+            retried = 0.0 if failing_since is None else started - failing_since
+            return dataclasses.replace(completion, retried_s=round(retried, 3))
+
+    def _attempt(self, request: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:
+        """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
         import openai  # an optional extra: imported when a request is made
 
-        attempts = c.max_retries + 1
-        for attempt in range(attempts):
-            try:
-                response = self._client.chat.completions.create(**request)
-            except openai.APIStatusError as exc:
-                error = _status_error(exc, c)
-                if not isinstance(error, TransientModelError):
-                    raise error from None
-                retry_after = _retry_after(exc)
-            except openai.APIConnectionError as exc:  # includes APITimeoutError
-                kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
-                error, retry_after = TransientModelError(f"{kind} ({c.base_url or 'api.openai.com'}): {exc}"), 0.0
-            except openai.APIResponseValidationError as exc:
-                raise MalformedOutput(f"the reply could not be read: {exc}") from None
-            else:
-                return self._completion(response, messages)
-            if attempt + 1 < attempts:
-                time.sleep(min(MAX_DELAY_S, max(retry_after, _backoff(attempt))))
-        raise TransientModelError(f"{error} (gave up after {attempts} attempts)")
-
-    def _completion(self, response: Any, messages: list[dict[str, Any]]) -> Completion:
+        where = self.config.base_url or "api.openai.com"
         try:
-            message = response.choices[0].message
-        except (AttributeError, IndexError, TypeError):
-            raise MalformedOutput(f"the reply has no choice to read: {str(response)[:200]!r}") from None
-        text = message.content or ""
+            response = self._client.chat.completions.create(**request)
+        except openai.APIStatusError as exc:
+            error = _status_error(exc, self.config)
+            if isinstance(error, TransientModelError):
+                error.retry_after = _retry_after(exc)
+            raise error from None
+        except openai.APIConnectionError as exc:  # includes APITimeoutError
+            kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
+            raise TransientModelError(scrub(f"{kind} ({where}): {exc}")) from None
+        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
+            raise UnreadableReply(scrub(f"unreadable reply from {where} (not a chat completion): "
+                                        f"{' '.join(str(exc).split())[:200]}")) from None
+        return self._completion(response, messages, where)
+
+    def _completion(self, response: Any, messages: list[dict[str, Any]], where: str) -> Completion:
+        choices = getattr(response, "choices", None)
+        message = getattr(choices[0], "message", None) if isinstance(choices, list) and choices else None
+        if message is None:
+            raise UnreadableReply(scrub(f"unreadable reply from {where} (no choice with a message): "
+                                        f"{' '.join(str(response).split())[:200]!r}"))
+        text = scrub(message.content or "")
         calls = []
         for i, call in enumerate(message.tool_calls or ()):
             function = getattr(call, "function", None)
-            name = function.name if function is not None else getattr(call, "type", "unknown")
-            arguments = (function.arguments if function is not None else "") or ""
+            name = scrub((function.name if function is not None else getattr(call, "type", "unknown")) or "")
+            arguments = scrub((function.arguments if function is not None else "") or "")
             call_id = call.id or "call_" + hashlib.sha256(json.dumps([len(messages), i, name, arguments]).encode()).hexdigest()[:10]
-            calls.append(ToolCall(call_id, name or "", arguments))
+            calls.append(ToolCall(call_id, name, arguments))
         return Completion(text, tuple(calls), self._usage(response.usage, messages, text, calls))
 
     def _usage(self, usage: Any, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
@@ -130,6 +154,12 @@ class OpenAIModel:
 
 
 def _client(config: ModelConfig) -> openai.OpenAI:
+    """The official client for `config`'s endpoint, without its own retries (ours are time-bounded).
+
+    Raises:
+        FatalModelError: the variable named by `api_key_env` is not set.
+    """
+    remember_key_variable(config.api_key_env)
     if config.api_key_env:
         key = os.environ.get(config.api_key_env)
         if not key:
@@ -143,10 +173,11 @@ def _client(config: ModelConfig) -> openai.OpenAI:
 
 def preflight(config: ModelConfig) -> None:
     """Before anything is written: the key variable is set, `GET {base_url}/models` answers within
-    PREFLIGHT_TIMEOUT_S with a model list, and the key is accepted.
+    PREFLIGHT_TIMEOUT_S with a model list that holds `config.name`, and the key is accepted.
 
     Raises:
-        EndpointUnavailable: one line naming the variable or the URL and the cause.
+        EndpointUnavailable: the variable is unset, nothing answers, the key is refused (exit 3).
+        InputError: the answer is not a model list, or it lacks `model.name` (exit 2).
     """
     import openai  # an optional extra
 
@@ -156,11 +187,11 @@ def preflight(config: ModelConfig) -> None:
     client = _client(config).with_options(timeout=min(PREFLIGHT_TIMEOUT_S, config.request_timeout_s), max_retries=0)
     url = f"{str(client.base_url).rstrip('/')}/models"
     try:
-        client.models.list()
+        reply = client.models.with_raw_response.list().http_response
     except openai.APIConnectionError as exc:
         kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "cannot connect"
         cause = exc.__cause__ or exc
-        raise EndpointUnavailable(f"model.base_url: {kind}: GET {url}: {' '.join(str(cause).split())[:300]}") from None
+        raise EndpointUnavailable(scrub(f"model.base_url: {kind}: GET {url}: {' '.join(str(cause).split())[:300]}")) from None
     except openai.APIStatusError as exc:
         status = exc.status_code
         if status in (401, 403):
@@ -168,9 +199,30 @@ def preflight(config: ModelConfig) -> None:
             raise EndpointUnavailable(f"model.api_key_env: GET {url} refused {key} ({status}): {_one_line(exc)}") from None
         hint = " (an OpenAI-compatible base_url usually ends in /v1)" if status == 404 and not url.endswith("/v1/models") else ""
         raise EndpointUnavailable(f"model.base_url: GET {url} answered HTTP {status}{hint}: {_one_line(exc)}") from None
-    except openai.APIError as exc:
-        raise EndpointUnavailable(f"model.base_url: GET {url} gave a reply that is not an OpenAI-compatible "
-                                  f"model list: {' '.join(str(exc).split())[:300]}") from None
+    served = _model_ids(reply.content, reply.headers.get("content-type", "?"), url)
+    if config.name not in served and f"{config.name}:latest" not in served:
+        listed = ", ".join(sorted(served)[:20]) + (", ..." if len(served) > 20 else "") if served else "no model"
+        raise InputError(scrub(f"model.name: {config.name!r} is not served by {config.base_url or 'api.openai.com'} "
+                               f"(GET {url} lists {listed}){did_you_mean(config.name, sorted(served))}"))
+
+
+def _model_ids(body: bytes, content_type: str, url: str) -> set[str]:
+    """The model ids of a `/models` reply.
+
+    Raises:
+        InputError: the reply is not an OpenAI-compatible model list (`{"data": [{"id": ...}, ...]}`).
+    """
+    try:
+        listing = json.loads(body)
+    except ValueError:
+        listing = None
+    models = listing.get("data") if isinstance(listing, dict) else None
+    if isinstance(models, list) and all(isinstance(m, dict) and isinstance(m.get("id"), str) for m in models):
+        return {m["id"] for m in models}
+    start = " ".join(body[:120].decode(errors="replace").split())
+    raise InputError(scrub(f"model.base_url: GET {url} answered 200 with {content_type} that is not an "
+                           f"OpenAI-compatible model list ({{\"data\": [{{\"id\": ...}}]}}): {start!r}; "
+                           "check that base_url is the API's (it usually ends in /v1)"))
 
 
 def _status_error(exc: openai.APIStatusError, config: ModelConfig) -> Exception:
@@ -191,9 +243,10 @@ def _status_error(exc: openai.APIStatusError, config: ModelConfig) -> Exception:
 
 
 def _one_line(exc: openai.APIStatusError) -> str:
+    """The error body's message on one line, scrubbed of keys."""
     body = exc.body
     message = body.get("message") if isinstance(body, dict) else None
-    return " ".join(str(message or exc.message or exc).split())[:500]
+    return scrub(" ".join(str(message or exc.message or exc).split())[:500])
 
 
 def _retry_after(exc: openai.APIStatusError) -> float:

@@ -13,9 +13,9 @@ from typing import Any, Callable
 import pytest
 
 import ctxbench.harness.models.openai_provider as openai_provider
-from provider_helpers import ROOT, TEST_KEY, TEST_KEY_ENV, cli, cli_env
+from provider_helpers import ROOT, TEST_KEY, TEST_KEY_ENV, Raw, cli, cli_env
 
-Script = Callable[[int, dict[str, Any]], tuple[int, dict[str, Any]]]
+Script = Callable[[int, dict[str, Any]], tuple[int, Any]]
 
 
 class _ScriptedHandler(BaseHTTPRequestHandler):
@@ -35,9 +35,11 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         self._send_json(*self.server.models)
 
     def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
+        """`payload` as JSON, or a Raw body as it is."""
+        kind, data = (payload.content_type, payload.body) if isinstance(payload, Raw) else \
+            ("application/json", json.dumps(payload).encode())
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -51,7 +53,8 @@ def scripted_endpoint():
     """Start a stdlib HTTP server answering chat requests from a script.
 
     The script is a list of (status, body), answered in order (the last one repeats), or a function
-    (request index, request body) -> (status, body). The server has `.url` (the base_url),
+    (request index, request body) -> (status, body); a body is JSON, or a `Raw` body sent as it is
+    (the fault builders of provider_helpers make scripts that misbehave). The server has `.url` (the base_url),
     `.requests` (the decoded chat request bodies, in arrival order) and `.models`, the (status, body)
     of `GET /v1/models` (a list with `sim-coder`).
     """
@@ -86,6 +89,24 @@ def _loopback_without_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(openai_provider, "BASE_DELAY_S", 0.001)
     monkeypatch.setattr(openai_provider, "MAX_DELAY_S", 0.01)
+
+
+@pytest.fixture
+def smoke_sim():
+    """The smoke experiment's simulator as a chat script: (request index, body) -> (status, body), the
+    replies `ctxbench serve-sim --config experiments/smoke.yaml` gives (wrap it in faults)."""
+    from ctxbench.harness.config import load_config
+    from ctxbench.harness.serve_sim import SimBackend
+    from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+    from provider_helpers import SMOKE
+
+    backend = SimBackend(load_taskset(resolve_taskset_path("smoke")), load_config(SMOKE).model)
+
+    def answer(i: int, body: dict[str, Any]) -> tuple[int, Any]:
+        response = backend.chat(body)
+        return response.status, response.body
+
+    return answer
 
 
 @pytest.fixture

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "experiments" / "smoke.yaml"
@@ -36,3 +40,68 @@ def cli(*args: str) -> list[str]:
 
 def cli_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A reply body sent as it is, not encoded as JSON (HTML, JSON cut short)."""
+
+    content_type: str
+    body: bytes
+
+
+Reply = tuple[int, Any]
+Answer = Callable[[int, dict[str, Any]], Reply]
+DOWN = (503, api_error("upstream unavailable", "server_error"))
+
+
+def outage(seconds: float, answer: Answer, from_request: int = 0) -> Answer:
+    """Every request fails with a 503 for `seconds` after request `from_request` arrived, then `answer` again."""
+    began: list[float] = []
+    lock = threading.Lock()
+
+    def script(i: int, body: dict[str, Any]) -> Reply:
+        with lock:
+            if i >= from_request and not began:
+                began.append(time.monotonic())
+            down = bool(began) and time.monotonic() - began[0] < seconds
+        return DOWN if down else answer(i, body)
+
+    return script
+
+
+def faulty(answer: Answer, faults: dict[int, Reply]) -> Answer:
+    """`answer`, except that request i gets `faults[i]`; the requests a fault answered do not count, so
+    `answer` sees the same sequence as without faults."""
+    skipped = [0]
+
+    def script(i: int, body: dict[str, Any]) -> Reply:
+        if i in faults:
+            skipped[0] += 1
+            return faults[i]
+        return answer(i - skipped[0], body)
+
+    return script
+
+
+def burst(start: int, count: int, reply: Reply = DOWN) -> dict[int, Reply]:
+    """`count` requests in a row from request `start` answered with `reply` (a 5xx burst)."""
+    return {i: reply for i in range(start, start + count)}
+
+
+def truncated(body: dict[str, Any]) -> Reply:
+    """A 200 whose JSON is cut in half (with a Content-Length that matches what is sent)."""
+    data = json.dumps(body).encode()
+    return 200, Raw("application/json", data[:len(data) // 2])
+
+
+HTML_200 = (200, Raw("text/html; charset=utf-8", b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"))
+NO_CHOICES = (200, {"id": "x", "object": "chat.completion", "created": 0, "model": "sim-coder", "choices": []})
+MESSAGE_NULL = (200, {"id": "x", "object": "chat.completion", "created": 0, "model": "sim-coder",
+                      "choices": [{"index": 0, "message": None, "finish_reason": "stop"}]})
+
+
+def key_echo(status: int = 500) -> Reply:
+    """A gateway error that echoes the request's Authorization header (and so the key) in its body."""
+    return status, api_error(f"upstream failed for request with headers {{'Authorization': 'Bearer {TEST_KEY}'}}",
+                             "server_error")

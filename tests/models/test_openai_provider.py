@@ -8,11 +8,11 @@ import socket
 import pytest
 
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.models.base import (ContextLengthExceeded, FatalModelError, MalformedOutput,
-                                 TransientModelError)
+from ctxbench.harness.models.base import ContextLengthExceeded, FatalModelError, TransientModelError
 from ctxbench.harness.models.openai_provider import OpenAIModel
 from ctxbench.harness.tools import TOOL_SCHEMAS
-from provider_helpers import TEST_KEY, TEST_KEY_ENV, api_error, chat_reply
+from provider_helpers import (DOWN, HTML_200, MESSAGE_NULL, NO_CHOICES, TEST_KEY, TEST_KEY_ENV, api_error, burst,
+                              chat_reply, faulty, key_echo, outage, truncated)
 
 MESSAGES = [{"role": "system", "content": "You fix bugs."}, {"role": "user", "content": "median is wrong"}]
 
@@ -63,25 +63,48 @@ def test_missing_usage_is_counted_with_the_tokenizer(scripted_endpoint, api_key)
 def test_rate_limit_is_retried_then_succeeds(scripted_endpoint, api_key):
     limited = (429, api_error("Rate limit reached, try again", "requests", "rate_limit_exceeded"))
     server = scripted_endpoint([limited, limited, (200, chat_reply("", [("run_tests", "{}")]))])
-    completion = model_for(server.url, max_retries=4).complete(MESSAGES, TOOL_SCHEMAS)
+    completion = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
     assert len(server.requests) == 3
     assert [c.name for c in completion.tool_calls] == ["run_tests"]
+    assert completion.retried_s > 0
 
 
 @pytest.mark.parametrize("status", [429, 500, 503])
-def test_transient_errors_give_up_after_the_last_retry(scripted_endpoint, api_key, status):
+def test_transient_errors_give_up_when_the_retry_budget_is_spent(scripted_endpoint, api_key, status):
     server = scripted_endpoint([(status, api_error("busy", "server_error"))])
-    with pytest.raises(TransientModelError, match=f"HTTP {status}.*3 attempts"):
-        model_for(server.url, max_retries=2).complete(MESSAGES, TOOL_SCHEMAS)
-    assert len(server.requests) == 3
+    with pytest.raises(TransientModelError, match=f"HTTP {status}.*still failing after .* model.retry_budget_s is 0.2 s"):
+        model_for(server.url, retry_budget_s=0.2).complete(MESSAGES, TOOL_SCHEMAS)
+
+
+def test_the_retry_budget_is_time_not_a_count_of_retries(scripted_endpoint, api_key):
+    """Twelve 5xx in a row (more than any fixed count of retries used to allow) are waited out."""
+    reply = chat_reply("", [("run_tests", "{}")])
+    server = scripted_endpoint(faulty(lambda i, body: (200, reply), burst(0, 12)))
+    completion = model_for(server.url, retry_budget_s=60).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) == 13 and [c.name for c in completion.tool_calls] == ["run_tests"]
+
+
+def test_an_outage_shorter_than_the_budget_is_waited_out(scripted_endpoint, api_key):
+    reply = chat_reply("", [("run_tests", "{}")])
+    server = scripted_endpoint(outage(0.5, lambda i, body: (200, reply)))
+    completion = model_for(server.url, retry_budget_s=60).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) >= 2 and [c.name for c in completion.tool_calls] == ["run_tests"]
+    assert completion.retried_s > 0
+
+
+def test_a_zero_budget_sends_one_request(scripted_endpoint, api_key):
+    server = scripted_endpoint([DOWN])
+    with pytest.raises(TransientModelError, match="1 attempts"):
+        model_for(server.url, retry_budget_s=0).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) == 1
 
 
 def test_connection_refused_is_transient(api_key):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(TransientModelError, match="connection failed.*2 attempts"):
-        model_for(f"http://127.0.0.1:{port}/v1", max_retries=1).complete(MESSAGES, TOOL_SCHEMAS)
+    with pytest.raises(TransientModelError, match="connection failed.*retry_budget_s"):
+        model_for(f"http://127.0.0.1:{port}/v1", retry_budget_s=0.1).complete(MESSAGES, TOOL_SCHEMAS)
 
 
 def test_timeout_is_transient(scripted_endpoint, api_key):
@@ -93,8 +116,40 @@ def test_timeout_is_transient(scripted_endpoint, api_key):
 
     server = scripted_endpoint(slow)
     with pytest.raises(TransientModelError, match="timed out"):
-        model_for(server.url, max_retries=1, request_timeout_s=0.1).complete(MESSAGES, TOOL_SCHEMAS)
-    assert len(server.requests) == 2
+        model_for(server.url, retry_budget_s=0, request_timeout_s=0.1).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) == 1
+
+
+GARBAGE = {"truncated JSON": truncated(chat_reply("", [("run_tests", "{}")])), "message null": MESSAGE_NULL,
+           "HTML 200": HTML_200, "choices []": NO_CHOICES}
+
+
+@pytest.mark.parametrize("garbage", list(GARBAGE))
+def test_an_unreadable_reply_is_retried_as_an_endpoint_error(scripted_endpoint, api_key, garbage):
+    server = scripted_endpoint([GARBAGE[garbage], (200, chat_reply("Reading.", [("read_file", '{"path": "a.py"}')]))])
+    completion = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
+    assert len(server.requests) == 2 and completion.text == "Reading."
+
+
+@pytest.mark.parametrize("garbage", list(GARBAGE))
+def test_an_endpoint_that_only_sends_garbage_fails_as_transient(scripted_endpoint, api_key, garbage):
+    server = scripted_endpoint([GARBAGE[garbage]])
+    with pytest.raises(TransientModelError, match="unreadable reply from .*retry_budget_s"):
+        model_for(server.url, retry_budget_s=0.1).complete(MESSAGES, TOOL_SCHEMAS)
+
+
+def test_a_key_echoed_by_the_endpoint_is_scrubbed(scripted_endpoint, api_key):
+    server = scripted_endpoint([key_echo(500)])
+    with pytest.raises(TransientModelError) as transient:
+        model_for(server.url, retry_budget_s=0.05).complete(MESSAGES, TOOL_SCHEMAS)
+    server = scripted_endpoint([key_echo(401)])
+    with pytest.raises(FatalModelError) as fatal:
+        model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
+    server = scripted_endpoint([(200, chat_reply(f"Your key is {TEST_KEY}.", [("read_file", f'{{"path": "{TEST_KEY}"}}')]))])
+    completion = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
+    texts = [str(transient.value), str(fatal.value), completion.text, completion.tool_calls[0].arguments]
+    assert not any(TEST_KEY in t for t in texts)
+    assert all(f"[redacted ${TEST_KEY_ENV}]" in t for t in texts)
 
 
 @pytest.mark.parametrize("status, words", [(401, "authentication failed (401)"), (403, "authentication failed (403)"),
@@ -125,13 +180,6 @@ def test_malformed_tool_call_arguments_are_passed_through_raw(scripted_endpoint,
     server = scripted_endpoint([(200, chat_reply("", [("edit_file", '{"path": "a.py", "old_text": ')]))])
     (call,) = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS).tool_calls
     assert (call.name, call.arguments) == ("edit_file", '{"path": "a.py", "old_text": ')
-
-
-def test_a_reply_without_choices_is_malformed_output(scripted_endpoint, api_key):
-    server = scripted_endpoint([(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                       "choices": []})])
-    with pytest.raises(MalformedOutput):
-        model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
 
 
 def test_a_missing_key_variable_is_fatal_and_named(monkeypatch):

@@ -24,9 +24,10 @@ def runs(folder: Path) -> dict[str, dict]:
 
 
 def run_one_task(tmp_path: Path, url: str, **limits) -> dict:
-    """The first smoke task, once, in this process, through the `openai` provider at `url`."""
+    """The first smoke task, once, in this process, through the `openai` provider at `url` (`limits`:
+    `limits.*` keys, and `retry_budget_s`)."""
     overrides = via(url) + ["repeats=1", "workers=1", "taskset.ids=[calc-median-even-length]"]
-    overrides += [f"limits.{k}={v}" for k, v in limits.items()]
+    overrides += [f"model.{k}={v}" if k == "retry_budget_s" else f"limits.{k}={v}" for k, v in limits.items()]
     ctx = prepare(load_config(SMOKE, overrides), SMOKE.parent, tmp_path / "out")
     (result,) = run_experiment(ctx, progress=False)
     return result.model_dump()
@@ -91,8 +92,3 @@ def test_the_endpoint_s_context_length_error_ends_the_run_as_context_overflow(tm
     assert (result["failure_reason"], result["turns"]) == ("context_overflow", 1)
 
 
-def test_rate_limits_past_the_retries_end_the_run_as_model_error(tmp_path, scripted_endpoint, api_key):
-    server = scripted_endpoint([(429, api_error("Rate limit reached", "requests", "rate_limit_exceeded"))])
-    result = run_one_task(tmp_path, server.url)
-    assert result["failure_reason"] == "model_error"
-    assert len(server.requests) == load_config(SMOKE).model.max_retries + 1

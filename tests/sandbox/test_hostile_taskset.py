@@ -81,7 +81,7 @@ def test_every_attack_is_contained_recorded_and_the_experiment_goes_on(tmp_path,
     exp = write_experiment(
         tmp_path / "hostile.yaml", name="hostile", taskset={"path": str(hostile["path"]), "ids": ids},
         strategies=[{"name": "baseline"}],
-        model={"provider": "openai", "name": "scripted", "base_url": server.url, "max_retries": 0},
+        model={"provider": "openai", "name": "scripted", "base_url": server.url, "retry_budget_s": 0},
         repeats=1, workers=1, sandbox="bwrap",
         limits={"test_timeout_s": timeout, "run_timeout_s": 300, "max_turns": 6})
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

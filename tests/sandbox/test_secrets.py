@@ -19,7 +19,7 @@ def test_api_key_reaches_the_endpoint_and_nothing_else(tmp_path, hostile, chat_s
         tmp_path / "secret.yaml", name="secret", taskset={"path": str(hostile["path"]), "ids": ["env-dump"]},
         strategies=[{"name": "baseline"}], repeats=2, workers=1, sandbox="bwrap",
         model={"provider": "openai", "name": "scripted", "base_url": server.url, "api_key_env": "CTXBENCH_SECRET_KEY",
-               "max_retries": 0},
+               "retry_budget_s": 0},
         limits={"test_timeout_s": 20, "max_turns": 4})
     out = tmp_path / "results"
     env = {**os.environ, "CTXBENCH_SECRET_KEY": SECRET}
