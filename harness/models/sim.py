@@ -38,8 +38,10 @@ from typing import Any
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
+from ctxbench.harness.placeholders import exit_code, is_masked
 from ctxbench.harness.records import ToolCall
 from ctxbench.harness.rendering import Excerpt, parse_excerpts
+from ctxbench.harness.summaries import asks_for_summary
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.models.simmemory import Memory, parse_memory, summarize_request
 
@@ -76,7 +78,6 @@ unless unlike update updated usually version whatever whether within without wro
 across during documented documentation expected example examples correct correctly
 currently properly people customer customers report reports looking look looks reproduce
 traceback recent crash crashes crashed string strings""".split())
-_SUMMARY_MARKER = "summar"
 _REFERENCE = re.compile(r"(?<![\w.])(_?[A-Z][A-Z0-9_]{2,}|_[a-z][a-z0-9_]{2,})\b")
 _MEMORY_ORDER = -10**6
 """Events a summary remembers come before every verbatim message (order = turn + this)."""
@@ -96,7 +97,7 @@ def attention(p: SimParams, length: float, pos: float) -> float:
 
 def is_summary_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
     return not tools and bool(messages) and messages[0].get("role") == "system" \
-        and _SUMMARY_MARKER in (messages[0].get("content") or "").lower()
+        and asks_for_summary(messages[0].get("content") or "")
 
 
 def _uniform(*parts: Any) -> float:
@@ -317,7 +318,7 @@ class SimModel:
     def _visible_result(v: _View, cid: str) -> bool:
         """The call's result is in view as the tool gave it (not masked away, not missing)."""
         content = v.results.get(cid, ("", 0))[0]
-        return bool(content) and not content.startswith("[output of ")
+        return bool(content) and not is_masked(content)
 
     def _done(self, v: _View, name: str, args: dict[str, Any]) -> bool:
         key = _action_key(name, args)
@@ -366,7 +367,7 @@ class SimModel:
             if n == "run_tests" and cid in v.results:
                 content = v.results[cid][0]
                 shown = self._visible_result(v, cid)
-                tests.append((i, ("[exit code 0]" in content) if shown else None, content if shown else ""))
+                tests.append((i, (exit_code(content) == 0) if shown else None, content if shown else ""))
         return (max(edits) if edits else None), sorted(tests, key=lambda t: t[0])
 
     def _noise_share(self, v: _View, messages: list[dict[str, Any]]) -> float:

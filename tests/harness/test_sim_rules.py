@@ -4,10 +4,12 @@ import json
 
 import pytest
 
+from ctxbench.harness.context import Budget
 from ctxbench.harness.models import simprobes as sp
 from ctxbench.harness.models.simmemory import parse_memory
 from ctxbench.harness.rendering import parse_excerpts, render_excerpt
 from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.strategies.summarizer import Summarizer
 from ctxbench.strategies.trimmer import cut_middle
 
 SEEDS = 40
@@ -172,3 +174,11 @@ def test_a_wrong_edit_is_not_repeated_from_the_view_it_made_stale(probe):
         assert name != "edit_file"
     name, args = next_call(probe, messages, 0, detour_rate=0)
     assert name == "read_file" and args["path"] == h.path and args["start_line"] <= h.old_start + 3 <= args["end_line"]
+
+
+def test_the_forgetting_probe_sends_what_the_summarizer_sends(probe):
+    history = sp.fixed_and_tested(probe)
+    budget = Budget(context_window=32000, output_reserve=512, fixed_tokens=0, counter=sp.COUNTER)
+    built = Summarizer(Summarizer.Params(keep_recent=1, history_share=0.05)).build(history, budget)
+    assert {a.kind for a in built.ledger.actions} == {"summarized"}
+    assert sp.summarized(history) == built.messages
