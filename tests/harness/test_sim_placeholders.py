@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from ctxbench.harness.config import SimParams
 from ctxbench.harness.history import History, Observation, ToolCall, Turn
-from ctxbench.harness.models.sim import SimModel
+from ctxbench.harness.models.simview import read_view
 from ctxbench.harness.placeholders import (dropped_output, evicted_output, exit_code, exit_marker, hidden_read,
                                            is_omission, masked_output, omission)
 from ctxbench.harness.rendering import render_excerpt
@@ -74,9 +73,8 @@ class Reading:
     """The simulator's reading of one request: its view, its test runs, what it remembers reading."""
 
     def __init__(self, messages: list[dict[str, Any]]) -> None:
-        self.sim = SimModel(SimParams(), "", COUNTER, 32000, 512, 0)
-        self.view = self.sim._view(messages)
-        _, self.tests = self.sim._timeline(self.view)
+        self.view = read_view(messages, COUNTER)
+        _, self.tests = self.view.timeline()
 
     def test_run(self, obs: Observation) -> tuple[bool, bool | None]:
         """(the run is known, its outcome: True passed, False failed, None hidden)."""
@@ -90,7 +88,7 @@ class Reading:
         """Every line of the read is remembered, or lies in a cut the simulator will read again."""
         assert obs.path and obs.line_range
         gaps = [(a, b) for p, a, b, _ in self.view.gaps() if p == obs.path]
-        return all(self.sim._remembered(self.view, obs.path, n) or any(a <= n <= b for a, b in gaps)
+        return all(self.view.remembered(obs.path, n) or any(a <= n <= b for a, b in gaps)
                    for n in range(obs.line_range[0], obs.line_range[1] + 1))
 
     def known(self, obs: Observation) -> bool:

@@ -1,11 +1,14 @@
 """Each rule of the simulator pinned by a direct probe on a built-in task (see docs/simulator.md)."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from ctxbench.harness.context import Budget
 from ctxbench.harness.models import simprobes as sp
+from ctxbench.harness.models.simrules import POLICY
 from ctxbench.harness.models.simmemory import parse_memory
 from ctxbench.harness.rendering import parse_excerpts, render_excerpt
 from ctxbench.harness.tools import TOOL_SCHEMAS
@@ -182,3 +185,10 @@ def test_the_forgetting_probe_sends_what_the_summarizer_sends(probe):
     built = Summarizer(Summarizer.Params(keep_recent=1, history_share=0.05)).build(history, budget)
     assert {a.kind for a in built.ledger.actions} == {"summarized"}
     assert sp.summarized(history) == built.messages
+
+
+def test_the_documented_rules_are_the_policy_in_its_order():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "simulator.md").read_text()
+    listed = re.findall(r"^ {2}\d+\. `(\w+)` — ", doc, flags=re.M)
+    assert listed == [rule.__name__ for rule in POLICY]
+    assert all(rule.__doc__ for rule in POLICY)
