@@ -19,11 +19,10 @@ import re
 from typing import Literal
 
 __all__ = ["exit_marker", "exit_code", "omission", "is_omission", "masked_output", "evicted_output",
-           "hidden_read", "Dropped", "dropped_output", "is_masked"]
+           "hidden_read", "Dropped", "dropped_output"]
 
 _EXIT = re.compile(r"\[exit code (-?\d+)\]\s*$")
 _OMISSION = re.compile(r"^\[… .*\bomitted\b.*\]$")
-_MASKED_PREFIX = "[output of "
 
 
 def exit_marker(code: int | None) -> str:
@@ -49,7 +48,7 @@ def is_omission(line: str) -> bool:
 
 def masked_output(tool: str, args: str, chars: int, tokens: int) -> str:
     """`observation_masking`'s placeholder: which call (tool, arguments as text) and how much was dropped."""
-    return (f"{_MASKED_PREFIX}{tool} {args} omitted: {chars:,} characters, {tokens:,} tokens; "
+    return (f"[output of {tool} {args} omitted: {chars:,} characters, {tokens:,} tokens; "
             f"call the tool again if you need it]")
 
 
@@ -77,8 +76,3 @@ _DROPPED: tuple[tuple[Dropped, re.Pattern[str]], ...] = (
 def dropped_output(content: str) -> Dropped | None:
     """Which placeholder `content` (a whole tool message) is, or None when it is not one."""
     return next((kind for kind, pattern in _DROPPED if pattern.match(content)), None)
-
-
-def is_masked(content: str) -> bool:
-    """`content` begins like `observation_masking`'s placeholder."""
-    return content.startswith(_MASKED_PREFIX)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbench.harness.models.simmemory import Memory, parse_memory
-from ctxbench.harness.placeholders import exit_code, is_masked
+from ctxbench.harness.placeholders import dropped_output, exit_code
 from ctxbench.harness.rendering import Excerpt, parse_excerpts
 from ctxbench.harness.tokens import TokenCounter
 
@@ -75,12 +75,14 @@ class View:
         return out
 
     def visible_result(self, cid: str) -> bool:
-        """The call's result is in view as the tool gave it (not masked away, not missing)."""
+        """The call's result is in view as the tool gave it: not missing, and not a placeholder that
+        stands for an output a strategy dropped (masked, evicted or hidden)."""
         content = self.results.get(cid, ("", 0))[0]
-        return bool(content) and not is_masked(content)
+        return bool(content) and dropped_output(content) is None
 
     def remembered(self, path: str, line: int) -> bool:
-        """Line `line` of `path` was read, as far as the context tells (visible, masked or summarized)."""
+        """Line `line` of `path` was read, as far as the context tells: visible, summarized, or
+        asked for by a read whose output a placeholder now stands for."""
         if self.shown(path, line) or self.memory.read(path, line, line):
             return True
         for cid, (name, args, _) in self.calls.items():
@@ -107,7 +109,7 @@ class View:
         """The latest edit's order and every test run as (order, passed, output), oldest first.
 
         Verbatim calls are ordered by message index; what a summary remembers comes before them.
-        `passed` is None for a run whose output is masked.
+        `passed` is None for a run whose output a placeholder stands for: hidden, not failed.
         """
         edits = [i for cid, (n, _, i) in self.calls.items() if n in _EDITS and not self.failed(cid)]
         if self.memory.edits:

@@ -36,9 +36,7 @@ PARAMS: dict[str, dict[str, Any]] = {
 ACTS = {"baseline": set(), "observation_masking": {"masked"}, "trimmer": {"trimmed"},
         "budget_planner": {"evicted"}, "file_selector": {"evicted"}, "summarizer": {"summarized"}}
 """What each one must have done, so that no case passes by leaving the history alone."""
-MISREAD = {"budget_planner": "its evicted outputs are read as verbatim output",
-           "file_selector": "its hidden reads are read as verbatim output",
-           "trimmer": "a cut that falls at a line's end hides the numbered lines after the marker"}
+MISREAD = {"trimmer": "a cut that falls at a line's end hides the numbered lines after the marker"}
 """Strategies whose placeholders the simulator does not yet read as what they are."""
 
 
