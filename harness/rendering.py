@@ -73,7 +73,10 @@ def parse_excerpts(content: str) -> list[Excerpt]:
     lines: list[str] = []
     resume = 0
     """After an omission marker: 2 = skip the next line (cut), 1 = start again at any line number."""
-    for raw in content.split("\n"):
+    raws = content.split("\n")
+    for k, raw in enumerate(raws):
+        if raw == "" and k + 1 < len(raws) and is_omission(raws[k + 1]):
+            continue  # the marker's own line break, after a head that ended at a line's end
         header = _HEADER.match(raw)
         if header:
             if path is not None and lines:

@@ -36,8 +36,6 @@ PARAMS: dict[str, dict[str, Any]] = {
 ACTS = {"baseline": set(), "observation_masking": {"masked"}, "trimmer": {"trimmed"},
         "budget_planner": {"evicted"}, "file_selector": {"evicted"}, "summarizer": {"summarized"}}
 """What each one must have done, so that no case passes by leaving the history alone."""
-MISREAD = {"trimmer": "a cut that falls at a line's end hides the numbered lines after the marker"}
-"""Strategies whose placeholders the simulator does not yet read as what they are."""
 
 
 def _obs(cid: str, turn: int, tool: str, kind: Any, content: str, where: str | None = None,
@@ -93,17 +91,12 @@ class Reading:
         return obs.call_id in self.view.calls or bool(self.view.memory)
 
 
-def _cases() -> list[Any]:
-    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=MISREAD[name]))
-            if name in MISREAD else name for name in sorted(PARAMS)]
-
-
 def test_every_built_in_strategy_has_a_case():
     builtins = {n for n, cls in available_strategies().items() if cls.__module__.startswith("ctxbench.strategies.")}
     assert builtins == set(PARAMS) == set(ACTS)
 
 
-@pytest.mark.parametrize("name", _cases())
+@pytest.mark.parametrize("name", sorted(PARAMS))
 def test_the_simulator_reads_each_strategys_placeholders_as_what_they_are(name: str):
     cls = available_strategies()[name]
     strategy = cls(cls.Params(**PARAMS[name]), StrategyServices(repo=REPO))

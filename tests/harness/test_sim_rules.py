@@ -39,6 +39,16 @@ def test_numbered_lines_on_both_sides_of_an_omission_marker_are_read():
     assert all(text == f"value_{n} = {n} * 2" for n, text in enumerate(tail.lines, tail.start))
 
 
+def test_numbered_lines_after_a_cut_at_a_line_end_are_read():
+    lines = [f"value_{n} = {n} * 2" for n in range(1, 301)]
+    excerpt = render_excerpt("pkg/mod.py", lines, 1, 300)
+    keep = 2 * (excerpt.index("\n", 1500) + 1)
+    cut = cut_middle(excerpt, keep)
+    assert "\n\n[…" in cut, "the head ends with a whole line"
+    head, tail = parse_excerpts(cut)
+    assert head.start == 1 and tail.end == 300 and head.end < tail.start - 1
+
+
 def test_the_trimmed_tail_of_a_read_is_evidence(probe):
     rates = sp.trimmed_tail_probe(probe, SEEDS)
     assert rates["trimmed tail"] > 0.3
