@@ -18,23 +18,40 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ctxbench.harness.placeholders import is_omission
+
 __all__ = ["Excerpt", "render_excerpt", "parse_excerpts"]
 
 _HEADER = re.compile(r"^== (?P<path>\S.*?) \(lines (?P<start>\d+)-(?P<end>\d+) of (?P<total>\d+)\) ==$")
 _LINE = re.compile(r"^ *(?P<n>\d+)\| ?(?P<text>.*)$")
-_OMISSION = re.compile(r"^\[… .*\bomitted\b.*\]$")
 
 
 @dataclass(frozen=True)
 class Excerpt:
+    """A run of consecutive lines of one file: a file read, an injected snippet, a chunk of a file.
+
+    A chunk of a file cut into snippets (`ctxbench.strategies.chunking`) also names the definition
+    it holds; the chunks of one definition longer than a snippet share a `group`.
+    """
+
     path: str
     start: int
+    """First line, 1-based."""
     lines: tuple[str, ...]
     total: int
+    """Lines in the file."""
+    name: str = ""
+    """Qualified name of the definition (empty for module-level code, and for excerpts read back)."""
+    group: str = ""
+    """Id shared by the chunks of one definition longer than a snippet (empty otherwise)."""
 
     @property
     def end(self) -> int:
         return self.start + len(self.lines) - 1
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}:{self.start}-{self.end}"
 
 
 def render_excerpt(path: str, lines: list[str] | tuple[str, ...], start: int, total: int) -> str:
@@ -56,7 +73,10 @@ def parse_excerpts(content: str) -> list[Excerpt]:
     lines: list[str] = []
     resume = 0
     """After an omission marker: 2 = skip the next line (cut), 1 = start again at any line number."""
-    for raw in content.split("\n"):
+    raws = content.split("\n")
+    for k, raw in enumerate(raws):
+        if raw == "" and k + 1 < len(raws) and is_omission(raws[k + 1]):
+            continue  # the marker's own line break, after a head that ended at a line's end
         header = _HEADER.match(raw)
         if header:
             if path is not None and lines:
@@ -65,7 +85,7 @@ def parse_excerpts(content: str) -> list[Excerpt]:
             continue
         if path is None:
             continue
-        if _OMISSION.match(raw):
+        if is_omission(raw):
             if len(lines) > 1:
                 out.append(Excerpt(path, start, tuple(lines[:-1]), total))
             lines, resume = [], 2

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from ctxbench.harness.placeholders import omission
+
 __all__ = ["keep_ends", "omission", "cut_middle", "cap_bytes", "HeadTailBuffer"]
 
 S = TypeVar("S", str, bytes)
@@ -16,11 +18,6 @@ def keep_ends(data: S, head: int, tail: int) -> tuple[S, S, int]:
     if len(data) <= head + tail:
         return data, data[:0], 0
     return data[:head], data[len(data) - tail:], len(data) - head - tail
-
-
-def omission(count: int, what: str) -> str:
-    """The marker put where `count` `what` (e.g. "characters") were left out."""
-    return f"\n[… {count} {what} omitted …]\n"
 
 
 def cut_middle(text: str, keep: int, head_ratio: float = 0.5, what: str = "characters") -> str:

@@ -12,6 +12,7 @@ from typing import Any
 import regex as _regex  # tiktoken's dependency; unlike `re`, a match can be given a timeout
 
 from ctxbench.harness.history import parse_arguments
+from ctxbench.harness.placeholders import exit_marker
 from ctxbench.harness.records import Observation, ObservationKind, ToolCall
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.textcut import cap_bytes
@@ -274,8 +275,8 @@ class Toolbox:
             raise ToolError(f"at most {MAX_TEST_IDS} test ids per run")
         ids = test_ids or self.ws.default_test_targets()
         result = self.ws.run_tests(ids, self.test_timeout_s)
-        status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
-        return f"{self._stable(result.output).rstrip()}\n[{status}]", "test_run", None, None, result.seconds
+        marker = exit_marker(None if result.timed_out else result.exit_code)
+        return f"{self._stable(result.output).rstrip()}\n{marker}", "test_run", None, None, result.seconds
 
     def _stable(self, output: str) -> str:
         """Test output without what changes from run to run (durations, the workspace's temp path),

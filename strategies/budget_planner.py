@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxbench.harness.context import Budget, Component, Context, ContextOverflow
 from ctxbench.harness.history import turn_messages
+from ctxbench.harness.placeholders import evicted_output
 from ctxbench.harness.records import ContextLedger, History
 from ctxbench.harness.textcut import cut_middle
 from ctxbench.harness.tokens import REPLY_PRIMING
@@ -196,7 +197,7 @@ class BudgetPlanner:
                 after = count(msg)
                 ledger.act("trimmed", target, f"{item.layer}: cut to head + tail", before, after)
             elif not cut:
-                msg["content"] = f"[{tool} output of turn {turn.index} evicted ({item.layer}); call the tool again if needed]"
+                msg["content"] = evicted_output(tool, turn.index, item.layer)
                 after = count(msg)
                 ledger.act("evicted", target, f"{item.layer}: output replaced by a note", before, after)
             else:

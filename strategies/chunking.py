@@ -3,33 +3,13 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+
+from ctxbench.harness.rendering import Excerpt
 
 __all__ = ["Chunk", "chunk_file"]
 
-
-@dataclass(frozen=True)
-class Chunk:
-    """A run of lines of one file; chunks of one long definition share a `group`."""
-
-    path: str
-    start: int
-    """First line, 1-based."""
-    lines: tuple[str, ...]
-    total: int
-    """Lines in the file."""
-    name: str = ""
-    """Qualified name of the definition (empty for module-level windows)."""
-    group: str = ""
-    """Id shared by the windows of one definition longer than the window (empty otherwise)."""
-
-    @property
-    def end(self) -> int:
-        return self.start + len(self.lines) - 1
-
-    @property
-    def id(self) -> str:
-        return f"{self.path}:{self.start}-{self.end}"
+Chunk = Excerpt
+"""A snippet of a file is an excerpt: a run of lines of one file; chunks of one long definition share a `group`."""
 
 
 def _windows(path: str, lines: list[str], start: int, end: int, size: int, name: str = "") -> list[Chunk]:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import assistant_message, tool_message
+from ctxbench.harness.placeholders import hidden_read
 from ctxbench.harness.records import ContextLedger, History, Observation
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.tokens import MESSAGE_OVERHEAD
@@ -125,7 +126,7 @@ class FileSelector:
             for obs in turn.observations:
                 msg = tool_message(obs)
                 if obs.kind == "file_read" and not obs.is_error and position < len(history.turns) - 1:
-                    msg = tool_message(obs, _note(obs, turn.index))
+                    msg = tool_message(obs, hidden_read(obs.path, obs.line_range, turn.index))
                     ledger.act("evicted", obs.call_id, "old file read replaced by a note", count(tool_message(obs)), count(msg))
                 ledger.add(tool_component(obs), count(msg))
                 messages.append(msg)
@@ -133,9 +134,5 @@ class FileSelector:
 
 
 def _shown(chunk: Chunk, reads: list[Observation]) -> bool:
-    return any(o.path == chunk.path and o.line_range[0] <= chunk.start and chunk.end <= o.line_range[1] for o in reads)
-
-
-def _note(obs: Observation, turn: int) -> str:
-    span = f" lines {obs.line_range[0]}-{obs.line_range[1]}" if obs.line_range else ""
-    return f"[read of {obs.path}{span} in turn {turn}: hidden; the selection above shows relevant code, read again if needed]"
+    return any(o.path == chunk.path and o.line_range is not None and o.line_range[0] <= chunk.start
+               and chunk.end <= o.line_range[1] for o in reads)

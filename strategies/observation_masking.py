@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextLedger
 from ctxbench.harness.history import History, Observation, tool_message, turn_messages
+from ctxbench.harness.placeholders import masked_output
 from ctxbench.strategies.registry import StrategyServices, register_strategy
 from ctxbench.strategies.trimmer import carries_error, tool_component
 
@@ -28,8 +29,7 @@ def placeholder(obs: Observation, tokens: int) -> str:
     args = json.dumps(obs.args, sort_keys=True, default=str)
     if len(args) > ARGS_CHARS:
         args = args[:ARGS_CHARS] + "…"
-    return (f"[output of {obs.tool} {args} omitted: {len(obs.content):,} characters, {tokens:,} tokens; "
-            f"call the tool again if you need it]")
+    return masked_output(obs.tool, args, len(obs.content), tokens)
 
 
 @register_strategy("observation_masking")

@@ -11,18 +11,13 @@ from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import turn_messages
 from ctxbench.harness.models.base import MalformedOutput, ModelError
 from ctxbench.harness.records import ContextLedger, History, Turn
+from ctxbench.harness.summaries import (SUMMARIZE_PROMPT, Digest, fold_request, folded_call, folded_turn,
+                                        summary_message)
 from ctxbench.harness.textcut import cut_middle
-from ctxbench.strategies.digest import Digest
 from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
 from ctxbench.strategies.trimmer import tool_component
 
 __all__ = ["Summarizer", "SUMMARIZE_PROMPT"]
-
-SUMMARIZE_PROMPT = (
-    "You summarize the earlier turns of a coding agent's session so that it can continue without them. "
-    "Keep the task goal, the files read (paths and line ranges), the files modified and how, the commands "
-    "run and their outcomes, and the errors still unresolved, quoting exact messages, names and line "
-    "numbers. Fold the previous summary, if one is given, into the new one. Reply with the summary only.")
 
 
 @register_strategy("summarizer")
@@ -33,7 +28,7 @@ class Summarizer:
     `history_share * budget.available` tokens. From then on the turns before the last
     `keep_recent` are replaced by one user message right after the task statement:
 
-    - `extractive`: a `ctxbench.strategies.digest.Digest` (task goal, files read, files modified, commands
+    - `extractive`: a `ctxbench.harness.summaries.Digest` (task goal, files read, files modified, commands
       and outcomes, unresolved errors), a left fold over the turns;
     - `model`: `services.model.complete` with `SUMMARIZE_PROMPT`; the first call summarizes turns
       `0..t-keep_recent-1`, each later call folds the previous summary and one more turn, so the
@@ -89,8 +84,7 @@ class Summarizer:
                 exc.ledger = ledger  # the calls that succeeded before this one are counted
                 raise
             first, last = history.turns[0].index, history.turns[boundary - 1].index
-            head.append({"role": "user", "content": f"Summary of turns {first}-{last} (earlier turns, folded; "
-                                                    f"the later turns follow verbatim):\n{cut}"})
+            head.append({"role": "user", "content": summary_message(first, last, cut)})
             for turn in history.turns[:boundary]:
                 ledger.act("summarized", f"turn:{turn.index}", f"{p.mode} summary (history over {limit} tokens)")
             if omitted:
@@ -145,13 +139,15 @@ class Summarizer:
 
     def _call(self, previous: str | None, turns: Sequence[Turn], ledger: ContextLedger, budget: Budget) -> str:
         """One summarizing call: the previous summary (if any) and `turns` in, the new summary out."""
-        lines = [f"Previous summary:\n{previous}\n" if previous else "", "Turns to fold:"]
+        entries = []
         for turn in turns:
-            lines.append(f"Turn {turn.index} assistant: {turn.text}")
+            entries.append(folded_turn(turn.index, turn.text))
             for call, obs in zip(turn.tool_calls, turn.observations):
                 body = cut_middle(obs.content, self.params.model_input_chars)
-                lines.append(f"  call {call.name}({call.arguments}) -> [{obs.kind}{' error' if obs.is_error else ''}]\n{body}")
-        messages = [{"role": "system", "content": SUMMARIZE_PROMPT}, {"role": "user", "content": "\n".join(lines).strip()}]
+                entries.append(folded_call(call.name, call.arguments, obs.kind, obs.is_error, body))
+        messages = [{"role": "system", "content": SUMMARIZE_PROMPT},
+                    {"role": "user", "content": fold_request(previous, entries)}]
+        assert self.model is not None, "mode 'model' without a model is refused in __init__"
         completion = self.model.complete(messages, tools=[])
         usage = completion.usage
         if usage.prompt_tokens or usage.completion_tokens:

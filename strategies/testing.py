@@ -22,6 +22,7 @@ from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import History, Observation, ToolCall, Turn
 from ctxbench.harness.models.base import Completion, Usage
 from ctxbench.harness.records import ObservationKind
+from ctxbench.harness.placeholders import exit_marker
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.repo_view import StaticRepo
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
@@ -121,7 +122,7 @@ def run_output(failing: bool = True, filler: int = 60) -> str:
                   f"========================= 1 failed, {filler + 1} passed in 0.12s ========================="]
     else:
         lines.append(f"============================== {filler + 2} passed in 0.10s ==============================")
-    return "\n".join(lines + [f"[exit code {1 if failing else 0}]"])
+    return "\n".join(lines + [exit_marker(1 if failing else 0)])
 
 
 def run_obs(call_id: str, turn: int, failing: bool = True, filler: int = 60) -> Observation:

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "ctxbench.harness.run_records", "ctxbench.harness.stored_records",
                  "ctxbench.harness.results_folder", "ctxbench.harness.unidiff",
                  "ctxbench.harness.shell_reading", "ctxbench.harness.chat_history",
-                 "ctxbench.harness.redact")),
+                 "ctxbench.harness.redact", "ctxbench.harness.placeholders", "ctxbench.harness.summaries")),
     ("strategies, models, tools", ("ctxbench.strategies", "ctxbench.strategies.", "ctxbench.harness.models",
                                    "ctxbench.harness.models.", "ctxbench.harness.tools",
                                    "ctxbench.harness.sandbox", "ctxbench.harness.sandbox.", "ctxbench.harness.workspace",
@@ -164,3 +164,11 @@ def test_reports_never_run_experiments():
 def test_no_function_level_imports_of_ctxbench_outside_the_cli():
     _, lazy = import_graph()
     assert [(m, t) for m, t in lazy if not m.startswith(LAZY_ALLOWED) and t not in LAZY_TARGETS] == []
+
+
+def test_the_models_import_no_strategy():
+    """Strategies call models (a summarizer's model calls); the simulator reads what strategies write
+    through the records layer (`ctxbench.harness.placeholders`, `ctxbench.harness.summaries`), never a strategy."""
+    graph, _ = import_graph()
+    assert [(m, t) for m, targets in sorted(graph.items()) if m.startswith("ctxbench.harness.models")
+            for t in sorted(targets) if t.startswith("ctxbench.strategies")] == []

@@ -16,25 +16,14 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ctxbench.harness.placeholders import exit_code
 from ctxbench.harness.rendering import parse_excerpts
+from ctxbench.harness.summaries import (CALL_ARGS_CHARS, COMMAND_ENTRY, EDIT_COUNT, FOLDED_CALL, FOLDED_TURN,
+                                        LINE_RANGE, MAX_COMMANDS, MODIFIED_ENTRY, READ_ENTRY, SECTION, TURN, WHOLE_FILE,
+                                        command_entry, heading, modified_entry, outcome_passed, read_entry,
+                                        split_fold_request, test_outcome)
 
 __all__ = ["Memory", "RememberedCall", "parse_memory", "summarize_request"]
-
-WHOLE_FILE = 10**9
-"""End line of a read remembered without a range."""
-
-_SECTION = re.compile(r"^(?:- )?(Task goal|Files read|Files modified|Commands run|Unresolved errors|Last errors)"
-                      r"[^:\n]*:", re.M)
-_ENTRY = re.compile(r"([\w./-]+\.\w+) \(([^()]*)\)")
-_RANGE = re.compile(r"(\d+)-(\d+)")
-_MODIFIED = re.compile(r"([\w./-]+\.\w+) \((.*)")
-_EDITS = re.compile(r"(\d+) edits?\b")
-_TURN = re.compile(r"\bturn (\d+)")
-_COMMAND = re.compile(r"^- (?:turn (?P<turn>\d+): )?(?P<tool>\w+)\((?P<args>.*?)(?P<cut>…)?\) -> (?P<outcome>.*)$", re.M)
-_FOLDED_CALL = re.compile(r"^  call (?P<tool>\w+)\((?P<args>.*)\) -> \[(?P<kind>\w+)(?P<error> error)?\]$", re.M)
-_FOLDED_TURN = re.compile(r"^Turn (?P<turn>\d+) assistant:", re.M)
-_EXIT = re.compile(r"\[exit code (-?\d+)\]\s*$")
-MAX_COMMANDS = 10
 
 
 @dataclass(frozen=True)
@@ -46,6 +35,10 @@ class RememberedCall:
     cut: bool
     turn: int | None
     outcome: str
+
+    def call(self) -> str:
+        """The call as a summary lists it: `tool(args)`, with `…` when the arguments were cut."""
+        return f"{self.tool}({self.args}{'…' if self.cut else ''})"
 
     def matches(self, tool: str, args: dict) -> bool:
         text = json.dumps(args, sort_keys=True, default=str)
@@ -75,7 +68,7 @@ class Memory:
 
     def test_runs(self) -> list[tuple[int, bool]]:
         """(turn, passed) of every remembered test run (turn -1 when the summary gives none)."""
-        return [(c.turn if c.turn is not None else -1, c.outcome.strip().startswith("exit code 0"))
+        return [(c.turn if c.turn is not None else -1, outcome_passed(c.outcome))
                 for c in self.calls if c.tool == "run_tests"]
 
     def merge(self, other: Memory) -> None:
@@ -90,16 +83,14 @@ class Memory:
 
     def render(self) -> str:
         """A summary in the digest's layout (what `parse_memory` reads back)."""
-        out = ["Files read:" + ("" if self.reads else " none")]
-        out += [f"- {p} (lines {', '.join(f'{a}-{b}' if b < WHOLE_FILE else 'all' for a, b in _merged(r))})"
-                for p, r in self.reads.items()]
-        out.append("Files modified:" + ("" if self.edits else " none"))
-        last = f"; last turn {self.last_edit_turn}" if self.last_edit_turn is not None else ""
-        out += [f"- {p} ({n} edit{'s' if n > 1 else ''}{last})" for p, n in self.edits.items()]
-        out.append("Commands run (oldest first):")
-        out += [f"- {'' if c.turn is None else f'turn {c.turn}: '}{c.tool}({c.args}{'…' if c.cut else ''}) -> {c.outcome}"
-                for c in self.calls[-MAX_COMMANDS:]] or ["- none"]
-        out.append("Unresolved errors:")
+        out = [heading("Files read", not self.reads)]
+        out += [read_entry(p, _merged(r)) for p, r in self.reads.items()]
+        out.append(heading("Files modified", not self.edits))
+        last = None if self.last_edit_turn is None else f"turn {self.last_edit_turn}"
+        out += [modified_entry(p, n, last) for p, n in self.edits.items()]
+        out.append(heading("Commands run"))
+        out += [f"- {command_entry(c.turn, c.call(), c.outcome)}" for c in self.calls[-MAX_COMMANDS:]] or ["- none"]
+        out.append(heading("Unresolved errors"))
         out += [f"- {ln}" for ln in self.errors.splitlines() if ln.strip()] or ["- none"]
         return "\n".join(out)
 
@@ -117,28 +108,28 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def parse_memory(text: str) -> Memory:
     """The memory in a summary's text (empty when it has none of the sections)."""
     mem = Memory()
-    heads = list(_SECTION.finditer(text))
+    heads = list(SECTION.finditer(text))
     for k, head in enumerate(heads):
         body = text[head.end():heads[k + 1].start() if k + 1 < len(heads) else len(text)]
         name = head.group(1)
         if name == "Files read":
-            for entry in _ENTRY.finditer(body):
-                spans = [(int(a), int(b)) for a, b in _RANGE.findall(entry.group(2))]
+            for entry in READ_ENTRY.finditer(body):
+                spans = [(int(a), int(b)) for a, b in LINE_RANGE.findall(entry.group(2))]
                 if "all" in entry.group(2):
                     spans.append((1, WHOLE_FILE))
                 mem.reads.setdefault(entry.group(1), []).extend(spans)
         elif name == "Files modified":
             for line in re.split(r"\n|; (?=[\w./-]+\.\w+ \()", body):
-                entry = _MODIFIED.search(line)
-                if not entry:
+                modified = MODIFIED_ENTRY.search(line)
+                if not modified:
                     continue
-                n = _EDITS.search(entry.group(2))
-                mem.edits[entry.group(1)] = mem.edits.get(entry.group(1), 0) + (int(n.group(1)) if n else 1)
-                turns = [int(t) for t in _TURN.findall(line)]
+                n = EDIT_COUNT.search(modified.group(2))
+                mem.edits[modified.group(1)] = mem.edits.get(modified.group(1), 0) + (int(n.group(1)) if n else 1)
+                turns = [int(t) for t in TURN.findall(line)]
                 if turns:
                     mem.last_edit_turn = max([mem.last_edit_turn or 0, *turns])
         elif name == "Commands run":
-            for c in _COMMAND.finditer(body):
+            for c in COMMAND_ENTRY.finditer(body):
                 if c["tool"] != "read_file":
                     mem.calls.append(RememberedCall(c["tool"], c["args"], bool(c["cut"]),
                                                     int(c["turn"]) if c["turn"] else None, c["outcome"]))
@@ -154,10 +145,10 @@ def summarize_request(text: str) -> Memory:
     The request lists turns as `Turn N assistant: …` and each call as
     `  call tool({args}) -> [kind]` followed by the (possibly cut) output.
     """
-    previous, _, turns = text.partition("Turns to fold:")
-    mem = parse_memory(previous) if "Previous summary" in previous else Memory()
-    marks = sorted([(m.start(), "turn", m) for m in _FOLDED_TURN.finditer(turns)] +
-                   [(m.start(), "call", m) for m in _FOLDED_CALL.finditer(turns)], key=lambda x: x[0])
+    previous, turns = split_fold_request(text)
+    mem = parse_memory(previous) if previous is not None else Memory()
+    marks = sorted([(m.start(), "turn", m) for m in FOLDED_TURN.finditer(turns)] +
+                   [(m.start(), "call", m) for m in FOLDED_CALL.finditer(turns)], key=lambda x: x[0])
     turn = None
     for k, (at, what, m) in enumerate(marks):
         if what == "turn":
@@ -181,14 +172,15 @@ def summarize_request(text: str) -> Memory:
         if tool in ("edit_file", "write_file") and not failed and isinstance(args.get("path"), str):
             mem.edits[args["path"]] = mem.edits.get(args["path"], 0) + 1
             mem.last_edit_turn = turn
-        code = _EXIT.search(body)
+        code = exit_code(body)
         if tool == "run_tests":
-            outcome = f"exit code {code.group(1)}" if code else (body.splitlines() or [""])[0][:200]
+            outcome = test_outcome(code) if code is not None else (body.splitlines() or [""])[0][:200]
             failures = [ln.strip() for ln in body.splitlines()
                         if ln.startswith("E ") or re.match(r"^\S+\.py:\d+", ln)]
-            mem.errors = "" if code and code.group(1) == "0" else "\n".join(failures[-6:])
+            mem.errors = "" if code == 0 else "\n".join(failures[-6:])
         else:
             outcome = ("ERROR " if failed else "") + (body.splitlines() or [""])[0][:200]
         text_args = json.dumps(args, sort_keys=True, default=str)
-        mem.calls.append(RememberedCall(tool, text_args[:80], len(text_args) > 80, turn, outcome))
+        cut = len(text_args) > CALL_ARGS_CHARS
+        mem.calls.append(RememberedCall(tool, text_args[:CALL_ARGS_CHARS], cut, turn, outcome))
     return mem

@@ -1,7 +1,7 @@
 """Direct probes of the simulator: one request, many seeds, a measured chance.
 
 Each probe builds the messages a strategy would send (real file excerpts of a built-in task, the
-real `summarizer` and `trimmer` output) and asks the simulator for its next action under many seeds.
+`summarizer`'s digest and the `trimmer`'s cut) and asks the simulator for its next action under many seeds.
 They measure the simulator, a stand-in for a model; `benchmarks/calibration.py` prints them next to
 the published behaviour of real models, and the tests pin their direction.
 """
@@ -10,22 +10,23 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any
 
 from ctxbench.harness.config import SimParams
-from ctxbench.harness.context import Budget
-from ctxbench.harness.history import History, Observation, ToolCall, Turn, turn_messages
+from ctxbench.harness.history import History, Observation, ObservationKind, ToolCall, Turn, turn_messages
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
 from ctxbench.harness.models.sim import SimModel
+from ctxbench.harness.placeholders import exit_marker
 from ctxbench.harness.rendering import render_excerpt
+from ctxbench.harness.summaries import Digest, summary_message
 from ctxbench.harness.tasks import Task, load_taskset, resolve_taskset_path
 from ctxbench.harness.textcut import cut_middle
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS
-from ctxbench.strategies.summarizer import Summarizer
 
 __all__ = ["Probe", "load_probe", "notice_rate", "position_probe", "repeat_probe", "window_probe",
-           "trimmed_tail_probe", "forgetting_probe", "noise_probe"]
+           "trimmed_tail_probe", "forgetting_probe", "noise_probe", "fixed_and_tested", "summarized"]
 
 COUNTER = TokenCounter("cl100k_base")
 SYSTEM = "You are a careful coding agent. Use the tools to read, search, edit and run the tests."
@@ -134,7 +135,7 @@ def trimmed_tail_probe(probe: Probe, seeds: int) -> dict[str, float]:
             "trimmed tail": notice_rate(probe, context(probe, [trimmed]), seeds)}
 
 
-def _obs(call_id: str, tool: str, args: dict[str, Any], content: str, kind: str, turn: int,
+def _obs(call_id: str, tool: str, args: dict[str, Any], content: str, kind: ObservationKind, turn: int,
          path: str | None = None, lines: tuple[int, int] | None = None) -> Observation:
     return Observation(call_id, tool, tuple(sorted(args.items())), content, False, kind, turn, path, lines)
 
@@ -144,17 +145,23 @@ def _turn(index: int, obs: Observation) -> Turn:
     return Turn(index, f"step {index}", (call,), (obs,))
 
 
-def forgetting_probe(probe: Probe, seeds: int) -> dict[str, float]:
-    """A run that read, fixed and tested, folded into the `summarizer`'s summary: how often the next
-    action is to finish (memory kept) rather than to explore again.
+def summarized(history: History, keep_recent: int = 1) -> list[dict[str, Any]]:
+    """The messages the `summarizer` (extractive) sends once it summarizes: every turn but the last
+    `keep_recent` folded into its digest, right after the task statement."""
+    boundary = len(history.turns) - keep_recent
+    text, _ = reduce(Digest.fold, history.turns[:boundary], Digest()).render(history.task_statement)
+    summary = summary_message(history.turns[0].index, history.turns[boundary - 1].index, text)
+    return [history.system_message(), history.task_message(), {"role": "user", "content": summary},
+            *(m for turn in history.turns[boundary:] for m in turn_messages(turn))]
 
-    Returns the finish rate with the history verbatim and with it summarized, and how often the
-    summarized run repeats a call the summary lists.
-    """
+
+def fixed_and_tested(probe: Probe) -> History:
+    """A run that failed the tests, found and read the fix's pre-image, fixed it, read eight unrelated
+    files and passed the tests."""
     h = probe.hunk
     start, end = max(1, h.old_start - 20), h.old_start + len(h.old_lines) + 20
     turns = [
-        _turn(0, _obs("t0", "run_tests", {}, "FAILED tests/test_math_functions.py::test_round_table\n[exit code 1]",
+        _turn(0, _obs("t0", "run_tests", {}, f"FAILED tests/test_math_functions.py::test_round_table\n{exit_marker(1)}",
                       "test_run", 0)),
         _turn(1, _obs("t1", "search", {"query": "def fn_round("}, f"1 matches for 'def fn_round('\n"
                       f"{h.path}:{h.old_start}: def fn_round(", "search", 1)),
@@ -165,12 +172,20 @@ def forgetting_probe(probe: Probe, seeds: int) -> dict[str, float]:
     ]
     turns += [_turn(4 + k, _obs(f"f{k}", "read_file", {"path": "filler", "k": k}, probe.filler(k), "file_read",
                                 4 + k, "filler", (1, 40))) for k in range(8)]
-    turns.append(_turn(12, _obs("t12", "run_tests", {}, "64 passed\n[exit code 0]", "test_run", 12)))
-    history = History(SYSTEM, probe.task.problem_statement, tuple(turns))
-    budget = Budget(context_window=32000, output_reserve=512, fixed_tokens=0, counter=COUNTER)
-    summarized = Summarizer(Summarizer.Params(keep_recent=1, history_share=0.05)).build(history, budget).messages
+    turns.append(_turn(12, _obs("t12", "run_tests", {}, f"64 passed\n{exit_marker(0)}", "test_run", 12)))
+    return History(SYSTEM, probe.task.problem_statement, tuple(turns))
+
+
+def forgetting_probe(probe: Probe, seeds: int) -> dict[str, float]:
+    """A run that read, fixed and tested (`fixed_and_tested`), folded into the `summarizer`'s summary:
+    how often the next action is to finish (memory kept) rather than to explore again.
+
+    Returns the finish rate with the history verbatim and with it summarized, and how often the
+    summarized run repeats a call the summary lists.
+    """
+    history = fixed_and_tested(probe)
     verbatim = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": probe.task.problem_statement}]
-    for turn in turns:
+    for turn in history.turns:
         verbatim += turn_messages(turn)
     listed = {("search", json.dumps({"query": "def fn_round("}, sort_keys=True)), ("run_tests", "{}")}
 
@@ -183,7 +198,7 @@ def forgetting_probe(probe: Probe, seeds: int) -> dict[str, float]:
         return finished / seeds, repeated / seeds
 
     v_finish, _ = rate(verbatim)
-    s_finish, s_repeat = rate(summarized)
+    s_finish, s_repeat = rate(summarized(history))
     return {"verbatim finish": v_finish, "summarized finish": s_finish, "summarized repeats a listed call": s_repeat}
 
 

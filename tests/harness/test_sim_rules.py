@@ -1,13 +1,18 @@
 """Each rule of the simulator pinned by a direct probe on a built-in task (see docs/simulator.md)."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
+from ctxbench.harness.context import Budget
 from ctxbench.harness.models import simprobes as sp
+from ctxbench.harness.models.simrules import POLICY
 from ctxbench.harness.models.simmemory import parse_memory
 from ctxbench.harness.rendering import parse_excerpts, render_excerpt
 from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.strategies.summarizer import Summarizer
 from ctxbench.strategies.trimmer import cut_middle
 
 SEEDS = 40
@@ -32,6 +37,16 @@ def test_numbered_lines_on_both_sides_of_an_omission_marker_are_read():
     assert head.end < tail.start - 1
     assert all(text == f"value_{n} = {n} * 2" for n, text in enumerate(head.lines, 1))
     assert all(text == f"value_{n} = {n} * 2" for n, text in enumerate(tail.lines, tail.start))
+
+
+def test_numbered_lines_after_a_cut_at_a_line_end_are_read():
+    lines = [f"value_{n} = {n} * 2" for n in range(1, 301)]
+    excerpt = render_excerpt("pkg/mod.py", lines, 1, 300)
+    keep = 2 * (excerpt.index("\n", 1500) + 1)
+    cut = cut_middle(excerpt, keep)
+    assert "\n\n[…" in cut, "the head ends with a whole line"
+    head, tail = parse_excerpts(cut)
+    assert head.start == 1 and tail.end == 300 and head.end < tail.start - 1
 
 
 def test_the_trimmed_tail_of_a_read_is_evidence(probe):
@@ -172,3 +187,18 @@ def test_a_wrong_edit_is_not_repeated_from_the_view_it_made_stale(probe):
         assert name != "edit_file"
     name, args = next_call(probe, messages, 0, detour_rate=0)
     assert name == "read_file" and args["path"] == h.path and args["start_line"] <= h.old_start + 3 <= args["end_line"]
+
+
+def test_the_forgetting_probe_sends_what_the_summarizer_sends(probe):
+    history = sp.fixed_and_tested(probe)
+    budget = Budget(context_window=32000, output_reserve=512, fixed_tokens=0, counter=sp.COUNTER)
+    built = Summarizer(Summarizer.Params(keep_recent=1, history_share=0.05)).build(history, budget)
+    assert {a.kind for a in built.ledger.actions} == {"summarized"}
+    assert sp.summarized(history) == built.messages
+
+
+def test_the_documented_rules_are_the_policy_in_its_order():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "simulator.md").read_text()
+    listed = re.findall(r"^ {2}\d+\. `(\w+)` — ", doc, flags=re.M)
+    assert listed == [rule.__name__ for rule in POLICY]
+    assert all(rule.__doc__ for rule in POLICY)
