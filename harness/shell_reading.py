@@ -14,6 +14,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
+from ctxbench.harness.placeholders import exit_code
+
 __all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status"]
 
 CommandKind = Literal["file_read", "search", "listing", "edit", "test_run", "finish", "command"]
@@ -174,12 +176,13 @@ def _head_range(words: list[str]) -> tuple[int, int] | None:
     return None
 
 
-_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|\[exit code (-?\d+)\]|^returncode:\s*(-?\d+)", re.M)
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^returncode:\s*(-?\d+)", re.M)
 
 
 def exit_status(output: str) -> int | None:
-    """The exit status an agent's observation reports (`<returncode>N</returncode>`, `[exit code N]`), if any."""
+    """The exit status an agent's observation reports (mini-swe-agent's `<returncode>N</returncode>`, a
+    `returncode: N` line, or ctxbench's own closing `[exit code N]`), if any."""
     match = _RETURNCODE.search(output)
-    if not match:
-        return None
-    return int(next(g for g in match.groups() if g is not None))
+    if match:
+        return int(next(g for g in match.groups() if g is not None))
+    return exit_code(output.rstrip())
