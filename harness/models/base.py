@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxbench.harness.records import ToolCall, Usage
+from ctxbench.harness.records import ContextLedger, ToolCall, Usage
 
 __all__ = ["Usage", "Completion", "ModelError", "ContextLengthExceeded", "TransientModelError",
            "UnreadableReply", "FatalModelError", "MalformedOutput"]
@@ -29,7 +29,7 @@ class ModelError(Exception):
     the tokens its earlier calls spent are still counted.
     """
 
-    ledger = None
+    ledger: ContextLedger | None = None
 
 
 class ContextLengthExceeded(ModelError):
