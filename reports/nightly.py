@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, Regressed
 from ctxbench.reports.compare import PairedComparison, accounting_lines, compare_folders, verdict_line
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_markdown
 from ctxbench.reports.fixed import what_differs
@@ -20,11 +20,9 @@ from ctxbench.reports.summary import split_harness_errors
 
 __all__ = ["StrategyCheck", "RegressionCheck", "check_regressions", "History", "read_history",
            "find_previous_run", "trend_frame", "write_trend_report", "NightlyOutcome", "nightly_check",
-           "DEFAULT_TOKEN_RATIO", "EXIT_CODES"]
+           "DEFAULT_TOKEN_RATIO"]
 
 DEFAULT_TOKEN_RATIO = 1.2
-EXIT_CODES = {0: "no regression (or nothing to compare)", 1: "a strategy regressed", 2: "bad input, nothing written",
-              3: "a fatal provider error or a dead worker stopped the run"}
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ class RegressionCheck:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressed else 0
+        return Regressed.exit_code if self.regressed else 0
 
     def messages(self) -> list[str]:
         """One line per regressed strategy: completion and token change, and what differs."""

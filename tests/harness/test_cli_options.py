@@ -119,12 +119,17 @@ def test_the_resume_hint_works_from_any_folder(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
-    hint = shlex.split(stderr.strip().splitlines()[-1])
-    assert hint[:2] == ["ctxbench", "run"] and hint[-1] == "--resume"
+    (line,) = stderr.strip().splitlines()[-1:]
+    assert line.startswith("error: interrupted: ") and "Traceback" not in stderr
+    hint = shlex.split(line.split("; continue with: ")[1])
+    executable = Path(sys.executable).parent / "ctxbench"  # the console script of this environment, by its full path
+    assert hint[:2] == [str(executable), "run"] and hint[-1] == "--resume"
     assert hint[2] == str(here / "exp.yaml") and hint[hint.index("--output") + 1] == str(here / "out")
     assert "limits.max_turns=25" in hint and "taskset.limit=1" in hint
 
-    resumed = subprocess.run(ctxbench(*hint[1:]), cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+    path_without_it = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != executable.parent)
+    resumed = subprocess.run(hint, cwd=elsewhere, env={**env, "PATH": path_without_it}, capture_output=True, text=True,
+                             timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert len(runs.read_text().splitlines()) == 4 and not (elsewhere / "out").exists()
     assert json.loads((here / "out" / "manifest.json").read_text())["config"]["limits"]["max_turns"] == 25
