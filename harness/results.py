@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.records import RESULT_VERSION, RunResult
 
 __all__ = ["RunResult", "RESULT_VERSION", "ResultsWriter", "read_results", "repair_jsonl"]
@@ -35,10 +35,8 @@ def _problem(line: bytes) -> str | None:
     try:
         RunResult.model_validate_json(line)
     except ValidationError as exc:
-        errors = exc.errors()
-        loc = ".".join(str(p) for p in errors[0]["loc"])
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        return (f"{loc}: {errors[0]['msg']}" if loc else errors[0]["msg"]) + more
+        problems = validation_problems(exc)
+        return problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
     return None
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, resolve_experiment_path
 from ctxbench.harness.context import ContextOverflow
-from ctxbench.harness.errors import ExperimentAborted, InputError
+from ctxbench.harness.errors import ExperimentAborted, InputError, validation_problems
 from ctxbench.harness.executors import check_ray, execute
 from ctxbench.harness.folderlock import FolderLock
 from ctxbench.harness.models.openai_provider import preflight as check_endpoint
@@ -223,8 +223,7 @@ def _read_manifest(output_dir: Path) -> Manifest:
     try:
         return Manifest.model_validate_json(path.read_bytes())
     except ValueError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
-                             for e in getattr(exc, "errors", lambda: [])()[:3]) or str(exc)
+        problems = "; ".join(validation_problems(exc)[:3]) if hasattr(exc, "errors") else str(exc)
         raise InputError(f"{path}: cannot resume, not a ctxbench manifest ({problems})") from None
 
 

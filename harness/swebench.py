@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.paths import inside
 from ctxbench.harness.records import Manifest, Task, Taskset, TasksetEnvironment
 from ctxbench.harness.results import read_results
@@ -53,8 +53,7 @@ def _environment(value: Any, where: str) -> TasksetEnvironment:
     try:
         return TasksetEnvironment.model_validate(value)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise InputError(f"{where}: {problems}") from exc
+        raise InputError(f"{where}: {'; '.join(validation_problems(exc))}") from exc
 
 
 def environment_file(path: Path) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import ValidationError
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, TranscriptTurn
 from ctxbench.harness.results import read_results
 from ctxbench.harness.transcript import read_transcript
@@ -52,8 +52,7 @@ def read_manifest(path: Path) -> Manifest:
     try:
         return Manifest.model_validate_json(file.read_text())
     except ValidationError as exc:
-        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
-        raise InputError(f"{file}: invalid manifest ({fields})") from exc
+        raise InputError(f"{file}: invalid manifest ({'; '.join(validation_problems(exc))})") from exc
 
 
 def load_results(path: str | Path) -> ResultsFolder:
