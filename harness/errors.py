@@ -111,8 +111,7 @@ def from_os_error(exc: OSError) -> CtxbenchError | None:
     where = f"{exc.filename}: " if exc.filename else ""
     reason = exc.strerror or str(exc)
     if exc.errno in _FULL:
-        return DiskFull(f"{where}{reason}: the disk is full; every run recorded in runs.jsonl is complete, "
-                        "free some space and continue with --resume")
+        return DiskFull(f"{where}{reason} (the disk is full: free some space)")
     if exc.errno in _DENIED:
         return InputError(f"{where}{reason}: make it writable, or choose another folder")
     return None
