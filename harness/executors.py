@@ -225,7 +225,8 @@ def check_ray(address: str | None) -> None:
     try:
         import ray  # noqa: F401
     except ImportError:
-        raise InputError("executor: ray needs the `ray` extra: pip install 'ctxbench[ray]'") from None
+        raise InputError("executor: ray needs the `ray` extra: pip install -e '.[ray]' in the ctxbench "
+                         "checkout") from None
     if address is None or address == "auto":
         return
     host, _, port = address.removeprefix("ray://").rpartition(":")

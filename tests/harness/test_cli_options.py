@@ -167,3 +167,35 @@ def test_nightly_takes_the_shortcuts_and_writes_nothing_on_a_mistake(tmp_path):
     (run_dir,) = [p for p in history.iterdir() if p.is_dir() and p.name != "plots"]
     assert len((run_dir / "runs.jsonl").read_text().splitlines()) == 1
     assert json.loads((run_dir / "manifest.json").read_text())["config"]["taskset"]["limit"] == 1
+
+
+def test_limit_works_on_a_taskset_given_by_name(tmp_path):
+    """`taskset: NAME` (here set by --set) takes taskset.limit like the long form does."""
+    config = load_config(QUICKSTART, ["taskset=context-pressure", *shortcut_overrides((), limit=2)])
+    assert config.taskset.path == "context-pressure" and config.taskset.limit == 2
+    result = CliRunner().invoke(cli, ["run", "quickstart", "--set", "taskset=smoke", "--limit", "1", "--strategies",
+                                      "baseline", "--set", "repeats=1", "--set", "sandbox=none", "--no-report",
+                                      "--output", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == 1
+
+
+def test_resume_with_changed_settings_names_every_difference(tmp_path):
+    out = tmp_path / "out"
+    args = ["run", "quickstart", "--limit", "1", "--strategies", "baseline,trimmer", "--set", "repeats=1",
+            "--set", "sandbox=none", "--no-report", "--output", str(out)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    recorded = (out / "runs.jsonl").read_bytes()
+    changed = CliRunner().invoke(cli, [*args, "--resume", "--set", "model.temperature=0.5", "--set",
+                                       "strategies.1.params.limit=900"])
+    assert changed.exit_code == 2, changed.output
+    (line,) = changed.output.splitlines()
+    assert line.startswith(f"error: {out}: cannot resume, what should stay fixed differs from the recorded runs: ")
+    assert "model: model.temperature: 0.0 -> 0.5" in line and "strategy trimmer: params.limit: 1200 -> 900" in line
+    assert (out / "runs.jsonl").read_bytes() == recorded
+
+
+def test_no_page_tells_to_install_ctxbench_from_pypi():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert [p.name for p in pages if "pip install 'ctxbench[" in p.read_text(encoding="utf-8")] == []
+    assert "pip install -e '.[openai]'" in (ROOT / "README.md").read_text(encoding="utf-8")
