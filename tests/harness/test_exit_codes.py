@@ -71,3 +71,12 @@ def test_h_is_help_for_the_group_and_every_command():
         result = runner.invoke(cli, argv, prog_name="ctxbench")
         assert result.exit_code == 0 and result.output.startswith("Usage: ctxbench"), (argv, result.output)
         assert result.output == runner.invoke(cli, [*argv[:-1], "--help"], prog_name="ctxbench").output
+
+
+def test_an_unknown_tokenizer_for_serve_sim_is_one_error_line(tmp_path):
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("name: t\ntaskset: smoke\nmodel: {tokenizer: nope}\nstrategies: [{name: baseline}]\n")
+    result = CliRunner().invoke(cli, ["serve-sim", "--config", str(exp), "--port", "0"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.splitlines()
+    assert line.startswith("error: cannot load tokenizer 'nope': unknown encoding")
