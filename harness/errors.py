@@ -63,7 +63,8 @@ class ExperimentAborted(CtxbenchError):
     request), runs in a row lost to model errors, or a worker process died. The runs recorded stay."""
 
     exit_code = 3
-    meaning = "the experiment stopped (fatal provider error, model errors in a row, a dead worker): the runs recorded stay, --resume continues"
+    meaning = ("the experiment stopped (fatal provider error, model errors in a row, a dead worker): the runs "
+               "recorded stay, --resume continues")
 
 
 class DiskFull(ExperimentAborted):

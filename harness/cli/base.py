@@ -112,9 +112,11 @@ class Group(_Handled, click.Group):
         kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
         super().__init__(*args, **kwargs)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
-        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+        unknown = name and not name.startswith("-") and self.get_command(ctx, name) is None
+        if unknown and not ctx.resilient_parsing:
             hint = did_you_mean(name, self.list_commands(ctx))
             raise click.UsageError(f"no such command {name!r}{hint}", ctx)
         return super().resolve_command(ctx, args)

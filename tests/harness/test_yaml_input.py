@@ -65,7 +65,8 @@ CASES = {
 def test_an_alias_bomb_is_one_error_line_and_nothing_is_written(case, tmp_path):
     text, extra = CASES[case]
     if text is None:
-        text = f"name: t\ntaskset: {_taskset_with_bomb_in_tags(tmp_path)}\nrepeats: 1\nstrategies: [{{name: baseline}}]\n"
+        taskset = _taskset_with_bomb_in_tags(tmp_path)
+        text = f"name: t\ntaskset: {taskset}\nrepeats: 1\nstrategies: [{{name: baseline}}]\n"
     assert len(LAUGHS) < 480
     exp = _experiment(tmp_path, text)
     proc = _ctxbench("run", str(exp), "--output", str(tmp_path / "out"), "--no-report", *extra, cwd=tmp_path)
@@ -76,7 +77,8 @@ def test_an_alias_bomb_is_one_error_line_and_nothing_is_written(case, tmp_path):
 
 
 def test_aliases_that_share_a_block_of_settings_still_load(tmp_path):
-    exp = _experiment(tmp_path, f"name: t\n{BASE}strategies:\n  - {{name: trimmer, label: a, params: &p {{limit: 900}}}}\n"
+    exp = _experiment(tmp_path, f"name: t\n{BASE}strategies:\n"
+                                "  - {name: trimmer, label: a, params: &p {limit: 900}}\n"
                                 "  - {name: trimmer, label: b, params: *p}\n")
     config = load_config(exp)
     assert [s.params for s in config.strategies] == [{"limit": 900}, {"limit": 900}]
