@@ -93,8 +93,8 @@ def check_resumable(ctx: RunContext) -> None:
         return  # no manifest, or not one: the runner says what is wrong with the folder
     differences = what_differs(recorded, manifest_for(ctx))
     if differences:
-        raise InputError(f"{ctx.output_dir}: cannot resume, what should stay fixed differs from the recorded runs: "
-                         f"{'; '.join(differences)} (run the changed experiment into another --output)")
+        raise InputError(f"{ctx.output_dir}: cannot resume, the fixed variables differ: {'; '.join(differences)} "
+                         "(run the changed experiment into another --output)")
 
 
 def executable() -> list[str]:

@@ -190,7 +190,7 @@ def test_resume_with_changed_settings_names_every_difference(tmp_path):
                                        "strategies.1.params.limit=900"])
     assert changed.exit_code == 2, changed.output
     (line,) = changed.output.splitlines()
-    assert line.startswith(f"error: {out}: cannot resume, what should stay fixed differs from the recorded runs: ")
+    assert line.startswith(f"error: {out}: cannot resume, the fixed variables differ: ")
     assert "model: model.temperature: 0.0 -> 0.5" in line and "strategy trimmer: params.limit: 1200 -> 900" in line
     assert (out / "runs.jsonl").read_bytes() == recorded
 
