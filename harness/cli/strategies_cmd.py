@@ -36,17 +36,14 @@ def list_() -> None:
               help="The strategy's parameters as a YAML mapping, e.g. '{keep_recent: 2}'.")
 def check(name: str, params_yaml: str) -> None:
     """Run the strategy contract check on the registered strategy NAME (exit 1 when it breaks the contract)."""
-    from ctxbench.strategies import StrategyError, get_strategy_class, validate_params
+    from ctxbench.strategies import get_strategy_class, validate_params
     from ctxbench.strategies.testing import StrategyContractError, check_strategy
 
     params = parse_yaml(params_yaml, "--params")
     if not isinstance(params, dict):
         raise InputError(f"--params: expected a mapping, got {params_yaml!r}")
-    try:
-        cls = get_strategy_class(name)
-        validate_params(name, params)
-    except StrategyError as exc:
-        raise InputError(str(exc)) from exc
+    cls = get_strategy_class(name)
+    validate_params(name, params)
     try:
         builds = check_strategy(cls, params)
     except StrategyContractError as exc:
