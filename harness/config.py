@@ -9,11 +9,10 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ctxbench.harness.errors import InputError, did_you_mean, plain_problem
-from ctxbench.harness.yamlfile import read_text, read_yaml
+from ctxbench.harness.errors import InputError, did_you_mean, validation_details
+from ctxbench.harness.yamlfile import parse_yaml, read_text, read_yaml
 
 __all__ = ["ExperimentConfig", "ModelConfig", "Pricing", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
            "load_config", "select_strategies", "config_hash",
@@ -193,15 +192,22 @@ def _apply_overrides(data: dict[str, Any], overrides: list[str]) -> list[str]:
             continue
         key, raw = item.split("=", 1)
         try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            problems.append(f"--set {key}: value is not valid YAML: {' '.join(str(exc).split())}")
+            value = parse_yaml(raw, f"--set {key}: value")
+        except InputError as exc:
+            problems += exc.problems
             continue
         try:
             _set_path(data, key.strip(), value)
         except (ValueError, IndexError, AttributeError, TypeError) as exc:
             problems.append(f"--set {key}: cannot set this key path ({exc})")
+        _taskset_shorthand(data)
     return problems
+
+
+def _taskset_shorthand(data: dict[str, Any]) -> None:
+    """`taskset: NAME` is `taskset: {path: NAME}`, so that `taskset.limit` and the like can be set on it."""
+    if isinstance(data.get("taskset"), str):
+        data["taskset"] = {"path": data["taskset"]}
 
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -221,16 +227,10 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
-def _describe(error: dict[str, Any]) -> tuple[str, str]:
-    """One pydantic error as (key.path, problem), in our words rather than pydantic's internal names."""
-    loc = tuple(error["loc"])
-    where = ".".join(str(p) for p in loc) or "(top level)"
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        model = _model_at(loc[:-1])
-        hint = did_you_mean(str(loc[-1]), model.model_fields) if model else ""
-        return where, f"unknown key{hint}"
-    return where, plain_problem(error)
+def _unknown_key(loc: tuple[Any, ...]) -> str:
+    """An unknown key, with the closest key of the config model it is in."""
+    model = _model_at(loc[:-1])
+    return "unknown key" + (did_you_mean(str(loc[-1]), model.model_fields) if model else "")
 
 
 def select_strategies(strategies: Any, names: list[str]) -> list[Any]:
@@ -240,7 +240,7 @@ def select_strategies(strategies: Any, names: list[str]) -> list[Any]:
         InputError: a name that is no arm of the experiment (with the closest arm).
     """
     arms = [s for s in strategies if isinstance(s, dict)] if isinstance(strategies, list) else []
-    keys = [s.get("label") or s.get("name") for s in arms]
+    keys = [str(s.get("label") or s.get("name")) for s in arms]
     unknown = [n for n in names if n not in keys]
     if unknown:
         lines = [f"--strategies: {n!r} is not an arm of the experiment{did_you_mean(n, keys)} "
@@ -292,8 +292,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None,
     data = read_yaml(path, "experiment file")
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
-    if isinstance(data.get("taskset"), str):
-        data["taskset"] = {"path": data["taskset"]}
+    _taskset_shorthand(data)
     if strategies:
         data["strategies"] = select_strategies(data.get("strategies"), strategies)
     set_problems = _apply_overrides(data, overrides or [])
@@ -302,7 +301,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None,
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as exc:
-        problems += [_describe(e) for e in exc.errors() if e["loc"] or e["type"] != "value_error"]
+        problems += [(key, msg) for key, msg in validation_details(exc, unknown=_unknown_key) if key != "(top level)"]
         arms = data.get("strategies")
         arms = [a for a in arms if isinstance(a, dict)] if isinstance(arms, list) else []
         problems += _cross_problems(arms, data.get("system_prompt"), data.get("system_prompt_file"))

@@ -3,6 +3,7 @@ completion order; the caller is the one writer of runs.jsonl."""
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import shutil
@@ -149,7 +150,7 @@ def execute(ctx: RunContext, specs: list[RunSpec], run: RunFunction, progress: A
         raise ExperimentAborted(f"{exc}; the runs recorded so far are kept, --resume runs the rest") from exc
 
 
-class ExecutorFailed(RuntimeError):
+class ExecutorFailed(ExperimentAborted):
     """Runs cannot go on: a process running them died (killed by the system, e.g. for memory), or the
     Ray cluster cannot be joined."""
 
@@ -162,6 +163,7 @@ def _init_worker(ctx: RunContext, run: RunFunction, runner_pid: int) -> None:
     global _CTX, _RUN
     _CTX, _RUN = ctx, run
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the runner's SIGTERM handler is not the worker's: it ends
     die_with_parent(runner_pid)  # a worker never outlives the runner, even one killed by SIGKILL
 
 
@@ -223,7 +225,8 @@ def check_ray(address: str | None) -> None:
     try:
         import ray  # noqa: F401
     except ImportError:
-        raise InputError("executor: ray needs the `ray` extra: pip install 'ctxbench[ray]'") from None
+        raise InputError("executor: ray needs the `ray` extra: pip install -e '.[ray]' in the ctxbench "
+                         "checkout") from None
     if address is None or address == "auto":
         return
     host, _, port = address.removeprefix("ray://").rpartition(":")
@@ -247,7 +250,7 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
         try:
             # "local": a runtime of its own even where `ray start` left a cluster running (None would join it)
             ray.init(address=address or "local", num_cpus=None if address else workers,
-                     include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+                     include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
         except ConnectionError as exc:
             raise ExecutorFailed(f"cannot join the Ray cluster at {address}: {exc} (a cluster with token "
                                  "authentication also needs RAY_AUTH_MODE=token and its token here)") from exc

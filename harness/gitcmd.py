@@ -8,6 +8,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ctxbench.harness.errors import InputError
+
 __all__ = ["GitError", "git", "GIT_ENV", "checkout_tree"]
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "ctxbench", "GIT_AUTHOR_EMAIL": "ctxbench@localhost",
@@ -17,8 +19,8 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "ctxbench", "GIT_AUTHOR_EMAIL": "ctxbench@localhos
 """What every git command of a workspace runs with: the same commits on every machine, no user config."""
 
 
-class GitError(RuntimeError):
-    pass
+class GitError(InputError):
+    """A git command on a taskset's repository failed: the repository cannot be used as it is."""
 
 
 def git(args: list[str], cwd: Path, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:

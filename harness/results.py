@@ -8,26 +8,37 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.records import RESULT_VERSION, RunResult
 
 __all__ = ["RunResult", "RESULT_VERSION", "ResultsWriter", "read_results", "repair_jsonl"]
 
 
 class ResultsWriter:
-    """The one writer of runs.jsonl: append, flush and fsync each line."""
+    """The one writer of runs.jsonl: append and fsync each line whole, or not at all."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fh = path.open("a", encoding="utf-8")
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write(self, result: RunResult) -> None:
-        self._fh.write(result.model_dump_json() + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        """Append one line.
+
+        Raises:
+            OSError: the line could not be written whole (a full disk): the file is as it was before.
+        """
+        line = memoryview((result.model_dump_json() + "\n").encode("utf-8"))
+        start = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            while line:
+                line = line[os.write(self._fd, line):]
+            os.fsync(self._fd)
+        except OSError:
+            os.ftruncate(self._fd, start)  # never a torn line: every line of runs.jsonl is a run
+            raise
 
     def close(self) -> None:
-        self._fh.close()
+        os.close(self._fd)
 
 
 def _problem(line: bytes) -> str | None:
@@ -35,10 +46,8 @@ def _problem(line: bytes) -> str | None:
     try:
         RunResult.model_validate_json(line)
     except ValidationError as exc:
-        errors = exc.errors()
-        loc = ".".join(str(p) for p in errors[0]["loc"])
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        return (f"{loc}: {errors[0]['msg']}" if loc else errors[0]["msg"]) + more
+        problems = validation_problems(exc)
+        return problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
     return None
 
 

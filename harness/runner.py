@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, resolve_experiment_path
 from ctxbench.harness.context import ContextOverflow
-from ctxbench.harness.errors import ExperimentAborted, InputError
+from ctxbench.harness.errors import ExperimentAborted, InputError, validation_problems
 from ctxbench.harness.executors import check_ray, execute
 from ctxbench.harness.folderlock import FolderLock
 from ctxbench.harness.models.openai_provider import preflight as check_endpoint

@@ -12,9 +12,9 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.paths import inside, name_problem
-from ctxbench.harness.records import Task, Taskset, TasksetEnvironment
+from ctxbench.harness.records import Manifest, Task, Taskset, TasksetEnvironment
 from ctxbench.harness.results import read_results
 from ctxbench.harness.results_folder import read_manifest
 from ctxbench.harness.unidiff import patch_paths
@@ -55,8 +55,7 @@ def _environment(value: Any, where: str) -> TasksetEnvironment:
     try:
         return TasksetEnvironment.model_validate(value)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise InputError(f"{where}: {problems}") from exc
+        raise InputError(f"{where}: {'; '.join(validation_problems(exc))}") from exc
 
 
 def environment_file(path: Path) -> Path:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.paths import check_repository, inside, repo_entries
 from ctxbench.harness.records import Task, Taskset, TasksetEnvironment
 from ctxbench.harness.swebench import load_swebench
@@ -18,6 +19,15 @@ __all__ = ["Task", "Taskset", "TasksetEnvironment", "load_taskset", "builtin_tas
            "resolve_taskset_path", "check_repository", "inside"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+LARGE_TASKSET_BYTES = 5_000_000
+"""A taskset.yaml this large takes seconds to minutes to read: loading it says so on stderr, with
+progress every PROGRESS_EVERY tasks."""
+PROGRESS_EVERY = 10_000
+
+
+def _say(message: str) -> None:
+    print(f"ctxbench: {message}", file=sys.stderr, flush=True)
 
 
 class _TaskEntry(BaseModel):
@@ -72,23 +82,6 @@ def _split_cmd(cmd: str | list[str]) -> tuple[str, ...]:
     return tuple(shlex.split(cmd) if isinstance(cmd, str) else cmd)
 
 
-def _pydantic_problems(exc: ValidationError) -> str:
-    """Each problem as `key.path: what was expected`, in the taskset's words (no class names)."""
-    out = []
-    for e in exc.errors():
-        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        elif e["type"] == "missing":
-            msg = "missing (required)"
-        elif e["type"] in ("model_type", "model_attributes_type", "dict_type"):
-            msg = f"expected a mapping (got {e.get('input')!r:.60})"
-        else:
-            msg = f"{e['msg']} (got {e.get('input')!r:.60})"
-        out.append(f"{loc}: {msg}")
-    return "; ".join(out)
-
-
 def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
     """Load a native taskset folder (or its taskset.yaml) or a SWE-bench JSONL file.
 
@@ -102,13 +95,18 @@ def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
     file = folder / "taskset.yaml"
     if not file.exists():
         raise InputError(f"{folder}: no taskset.yaml (a taskset is a folder with taskset.yaml, or a .jsonl file)")
+    large = file.stat().st_size >= LARGE_TASKSET_BYTES
+    if large:
+        _say(f"reading {file} ({file.stat().st_size / 1e6:,.0f} MB)...")
     raw = read_yaml(file)
     try:
         spec = _TasksetFile.model_validate(raw)
     except ValidationError as exc:
-        raise InputError(f"{file}: {_pydantic_problems(exc)}") from exc
+        raise InputError(f"{file}: " + "; ".join(validation_problems(exc))) from exc
     tasks, seen, checked = [], set(), set()
     for i, entry in enumerate(spec.tasks):
+        if large and i % PROGRESS_EVERY == 0:
+            _say(f"checking tasks {i + 1:,}-{min(i + PROGRESS_EVERY, len(spec.tasks)):,} of {len(spec.tasks):,}")
         where = f"{file}: tasks.{i} ({entry.id})"
         if entry.id in seen:
             raise InputError(f"{where}: duplicate task id {entry.id!r}")

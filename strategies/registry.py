@@ -28,7 +28,7 @@ _entry_points_loaded = False
 T = TypeVar("T", bound=type)
 
 
-class StrategyError(ValueError):
+class StrategyError(InputError, ValueError):
     """Unknown strategy, duplicate registration, or invalid parameters."""
 
 

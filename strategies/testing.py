@@ -19,6 +19,7 @@ from typing import Any, Callable
 from pydantic import BaseModel
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
+from ctxbench.harness.errors import CheckFailed
 from ctxbench.harness.history import History, Observation, ToolCall, Turn
 from ctxbench.harness.models.base import Completion, Usage
 from ctxbench.harness.records import ObservationKind
@@ -192,7 +193,7 @@ class EchoSummaryModel:
 
 # -- the contract ------------------------------------------------------------------------------
 
-class StrategyContractError(AssertionError):
+class StrategyContractError(CheckFailed, AssertionError):
     """A strategy broke the contract; the message names the case, the prefix and the rule."""
 
 

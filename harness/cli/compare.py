@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from ctxbench.harness.cli.base import Command
 from ctxbench.harness.errors import InputError
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("dir_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("dir_b", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--strategies", nargs=2, metavar="REFERENCE CANDIDATE", default=None,
@@ -30,16 +30,10 @@ def compare(dir_a: Path, dir_b: Path | None, strategies: tuple[str, str] | None,
     """
     from ctxbench.reports.compare_report import comparison_report, strategies_report
 
-    if (dir_b is None) == (strategies is None):
-        click.echo("error: give either two folders (DIR_A DIR_B) or one folder and --strategies REFERENCE CANDIDATE",
-                   err=True)
-        sys.exit(2)
-    try:
-        if strategies is not None:
-            text = strategies_report(dir_a, *strategies, margin=margin / 100)
-        elif dir_b is not None:  # the check above leaves no other case
-            text = comparison_report(dir_a, dir_b, force=force, reference=reference, margin=margin / 100)
-    except InputError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    if strategies is not None and dir_b is None:
+        text = strategies_report(dir_a, *strategies, margin=margin / 100)
+    elif dir_b is not None and strategies is None:
+        text = comparison_report(dir_a, dir_b, force=force, reference=reference, margin=margin / 100)
+    else:
+        raise InputError("give either two folders (DIR_A DIR_B) or one folder and --strategies REFERENCE CANDIDATE")
     click.echo(text, nl=False)

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
+from ctxbench.harness.cli.base import Command
 
-@click.command("export-predictions")
+
+@click.command("export-predictions", cls=Command)
 @click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--repeat", type=click.IntRange(min=0), default=None,
               help="Export only this repeat's patches (default: every repeat).")

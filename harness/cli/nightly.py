@@ -5,14 +5,14 @@ Running the experiment lives here, above the reports, so that reports only read 
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
+from ctxbench.harness.cli.base import Command
 from ctxbench.harness.cli.options import experiment_options, shortcut_overrides
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import CantTell, Regressed
 
 __all__ = ["nightly", "run_nightly", "nightly_run_dir"]
 
@@ -48,7 +48,7 @@ def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: fl
     return nightly_check(history_dir, run_dir, token_ratio)
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("experiment", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--history", "history", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder of nightly runs; this run goes into HISTORY/<UTC date-time>/.")
@@ -66,21 +66,12 @@ def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | 
     error or a dead worker stopped the run, 4 can't tell (no strategy regressed, but one fell on some
     task by an amount these runs cannot tell from noise).
     """
-    from ctxbench.harness.errors import ExperimentAborted
-
     extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:
         extra.append(f"repeats={repeats}")
     if workers is not None:
         extra.append(f"workers={workers}")
-    try:
-        outcome = run_nightly(experiment, history, token_ratio, extra, strategies)
-    except InputError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except ExperimentAborted as exc:
-        click.echo(f"error: experiment stopped: {exc}", err=True)
-        sys.exit(3)
+    outcome = run_nightly(experiment, history, token_ratio, extra, strategies)
     check = outcome.check
     click.echo(f"run: {outcome.run_dir}\ntrend: {outcome.trend_md}")
     if check.previous is None:
@@ -92,5 +83,9 @@ def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | 
                 click.echo(f"  - {line}")
         for line in check.messages():
             click.echo(line)
-        click.echo(check.conclusion())
-    sys.exit(outcome.exit_code)
+        conclusion = check.conclusion()
+        if check.regressed:
+            raise Regressed(conclusion)
+        if check.cant_tell:
+            raise CantTell(conclusion)
+        click.echo(conclusion)

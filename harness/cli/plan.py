@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.cli.base import Command
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("pilot_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--difference", type=click.FloatRange(min=0, max=100, min_open=True, max_open=True), default=5.0,
               show_default=True, help="Difference in completion rate to detect, in points.")
@@ -24,8 +23,4 @@ def plan(pilot_dir: Path, difference: float, reference: str, power: float, alpha
     from ctxbench.reports.loading import load_results
     from ctxbench.reports.planning import plan_text
 
-    try:
-        click.echo(plan_text(load_results(pilot_dir), difference / 100, reference, alpha, power), nl=False)
-    except InputError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    click.echo(plan_text(load_results(pilot_dir), difference / 100, reference, alpha, power), nl=False)

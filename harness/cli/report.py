@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.cli.base import Command
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--reference", default=None,
               help="Strategy the others are compared with (paired on task and repeat); it must have runs. "
@@ -22,11 +21,7 @@ def report(run_dir: Path, reference: str | None, margin: float) -> None:
     results folder)."""
     from ctxbench.reports import write_report
 
-    try:
-        paths = write_report(run_dir, reference=reference, margin=margin / 100)
-    except InputError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    paths = write_report(run_dir, reference=reference, margin=margin / 100)
     for path in (paths.markdown, paths.html, paths.summary_csv, paths.summary_json, paths.comparisons_csv):
         if path is not None:
             click.echo(str(path))

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
 
 import click
 
+from ctxbench.harness.cli.base import Command, as_error
 from ctxbench.harness.cli.options import experiment_options, shortcut_overrides
 from ctxbench.harness.config import resolve_experiment_path
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.errors import CtxbenchError, ExperimentAborted, InputError, Interrupted
+from ctxbench.harness.runner import RunContext
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("experiment", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--output", "output", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default: output_dir from the config, or results/<name>-<time>).")
@@ -27,7 +30,7 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         **shortcuts: object) -> None:
     """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
     from ctxbench.harness.cli.summary import print_summary
-    from ctxbench.harness.runner import ExperimentAborted, load_experiment, prepare, run_experiment
+    from ctxbench.harness.runner import load_experiment, prepare, run_experiment
 
     extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:
@@ -39,6 +42,8 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
     if resume and output is None and config.output_dir is None:
         raise InputError("--resume needs --output DIR (or output_dir in the config)")
     ctx = prepare(config, path.parent.resolve(), output)
+    if resume:
+        check_resumable(ctx)
     click.echo(f"ctxbench: {config.name}: {len(config.strategies)} strategies x {len(ctx.taskset.tasks)} tasks x "
                f"{config.repeats} repeats -> {ctx.output_dir}", err=True)
     if config.model.provider == "sim":
@@ -46,20 +51,11 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
     again = resume_command(experiment, extra, strategies, ctx.output_dir)
     try:
         results = run_experiment(ctx, resume=resume)
-    except ExperimentAborted as exc:
-        from ctxbench.harness.results import read_results
-
-        recorded = len(read_results(ctx.output_dir / "runs.jsonl"))
-        click.echo(f"error: experiment stopped: {exc}; {recorded} runs are recorded in {ctx.output_dir}; "
-                   f"continue with: {again}", err=True)
-        sys.exit(3)
-    except KeyboardInterrupt:
-        from ctxbench.harness.results import read_results
-
-        recorded = len(read_results(ctx.output_dir / "runs.jsonl"))
-        click.echo(f"\ninterrupted: {recorded} runs are recorded in {ctx.output_dir}; continue with\n  {again}",
-                   err=True)
-        sys.exit(130)
+    except (ExperimentAborted, KeyboardInterrupt, OSError) as exc:
+        error = as_error(exc)
+        if error is None:
+            raise
+        raise stopped(error, ctx.output_dir, again) from exc
     print_summary(results)
     if not no_report:
         from ctxbench.reports import write_report
@@ -68,10 +64,55 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         click.echo(f"report: {paths.markdown}", err=True)
 
 
+def stopped(error: CtxbenchError, output_dir: Path, again: str) -> CtxbenchError:
+    """`error` (of the same class, so the same exit code) in one line that says how many runs are
+    recorded and the command that continues the experiment."""
+    from ctxbench.harness.results import read_results
+
+    recorded = len(read_results(output_dir / "runs.jsonl"))
+    where = f"{recorded} runs are recorded in {output_dir}; continue with: {again}"
+    message = " ".join(str(error).split())
+    if isinstance(error, Interrupted):
+        return type(error)(f"{message}: {where}")
+    return type(error)(f"experiment stopped: {message}; {where}")
+
+
+def check_resumable(ctx: RunContext) -> None:
+    """Before resuming into a folder: every fixed variable, strategy and config key as it was.
+
+    Raises:
+        InputError: naming everything that differs, as `ctxbench compare` does.
+    """
+    from ctxbench.harness.records import Manifest
+    from ctxbench.harness.runner import manifest_for
+    from ctxbench.reports.fixed import what_differs
+
+    try:
+        recorded = Manifest.model_validate_json((ctx.output_dir / "manifest.json").read_bytes())
+    except (OSError, ValueError):
+        return  # no manifest, or not one: the runner says what is wrong with the folder
+    differences = what_differs(recorded, manifest_for(ctx))
+    if differences:
+        raise InputError(f"{ctx.output_dir}: cannot resume, the fixed variables differ: {'; '.join(differences)} "
+                         "(run the changed experiment into another --output)")
+
+
+def executable() -> list[str]:
+    """The words that start this ctxbench from any folder: the console script by its absolute path,
+    or this interpreter with `-m ctxbench`."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name.startswith("ctxbench") and script.is_file():
+        return [os.path.abspath(script)]
+    beside = Path(sys.executable).parent / "ctxbench"
+    if beside.is_file():
+        return [str(beside)]
+    return [sys.executable, "-m", "ctxbench"]
+
+
 def resume_command(experiment: Path, overrides: list[str], strategies: list[str] | None, output: Path) -> str:
     """The command that continues this experiment from any folder: absolute paths, the same overrides."""
     spec = str(experiment) if len(experiment.parts) == 1 and not experiment.exists() else str(experiment.resolve())
-    words = ["ctxbench", "run", spec, *(w for item in overrides for w in ("--set", item))]
+    words = [*executable(), "run", spec, *(w for item in overrides for w in ("--set", item))]
     if strategies:
         words += ["--strategies", ",".join(strategies)]
     return shlex.join([*words, "--output", str(output.resolve()), "--resume"])

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
+from ctxbench.harness.cli.base import Command
 from ctxbench.harness.cli.options import set_option
 from ctxbench.harness.errors import InputError
 
 
-@click.command("serve-sim")
+@click.command("serve-sim", cls=Command)
 @click.option("--taskset", "taskset_spec", metavar="T",
               help="Taskset folder, .jsonl or built-in name (default: the --config's taskset).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
@@ -43,7 +44,7 @@ def serve_sim(taskset_spec: str | None, host: str, port: int, config_path: Path 
         server = make_server(SimBackend(taskset, model), host, port, verbose)
     except OSError as exc:
         raise InputError(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
-    bound_host, bound_port = server.server_address[:2]
+    bound_host, bound_port = str(server.server_address[0]), server.server_address[1]
     click.echo(f"serve-sim: listening on http://{bound_host}:{bound_port}/v1 (model {model.name!r}, taskset "
                f"{taskset.name!r}, {len(taskset.tasks)} tasks, window {model.context_window})")
     click.echo("serve-sim: the built-in simulator, a stand-in for a model, not a model. Ctrl-C stops it.", err=True)

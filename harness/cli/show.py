@@ -9,8 +9,10 @@ import click
 
 from ctxbench.harness.redact import remember_key_variable, scrub
 
+from ctxbench.harness.cli.base import Command
 
-@click.command()
+
+@click.command(cls=Command)
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_id", required=False)
 @click.option("--full", is_flag=True, help="Print messages and tool outputs whole instead of their first characters.")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
-import yaml
+from pydantic import BaseModel
 
-from ctxbench.harness.errors import InputError
+from ctxbench.harness.cli.base import Group
+from ctxbench.harness.errors import CheckFailed, InputError
+from ctxbench.harness.yamlfile import parse_yaml
 
 
-@click.group()
+@click.group(cls=Group)
 def strategies() -> None:
     """Inspect the registered context strategies."""
 
@@ -23,8 +23,9 @@ def list_() -> None:
     for name, cls in available_strategies().items():
         doc = (cls.__doc__ or "").strip().split("\n")[0]
         click.echo(f"{name}  ({cls.__module__})\n    {doc}")
-        for field, info in cls.Params.model_fields.items():
-            default = info.default if info.default_factory is None else info.default_factory()
+        params: type[BaseModel] = getattr(cls, "Params")
+        for field, info in params.model_fields.items():
+            default = info.get_default(call_default_factory=True)
             desc = f"  {info.description}" if info.description else ""
             click.echo(f"    {field} = {default!r}{desc}")
 
@@ -35,23 +36,16 @@ def list_() -> None:
               help="The strategy's parameters as a YAML mapping, e.g. '{keep_recent: 2}'.")
 def check(name: str, params_yaml: str) -> None:
     """Run the strategy contract check on the registered strategy NAME (exit 1 when it breaks the contract)."""
-    from ctxbench.strategies import StrategyError, get_strategy_class, validate_params
+    from ctxbench.strategies import get_strategy_class, validate_params
     from ctxbench.strategies.testing import StrategyContractError, check_strategy
 
-    try:
-        params = yaml.safe_load(params_yaml)
-    except yaml.YAMLError as exc:
-        raise InputError(f"--params: not valid YAML: {exc}") from exc
+    params = parse_yaml(params_yaml, "--params")
     if not isinstance(params, dict):
         raise InputError(f"--params: expected a mapping, got {params_yaml!r}")
-    try:
-        cls = get_strategy_class(name)
-        validate_params(name, params)
-    except StrategyError as exc:
-        raise InputError(str(exc)) from exc
+    cls = get_strategy_class(name)
+    validate_params(name, params)
     try:
         builds = check_strategy(cls, params)
     except StrategyContractError as exc:
-        click.echo(f"{name}: FAILS the strategy contract: {exc}", err=True)
-        sys.exit(1)
+        raise CheckFailed(f"{name}: FAILS the strategy contract: {exc}") from exc
     click.echo(f"{name} ({cls.__module__}): passes the strategy contract ({builds} builds checked)")

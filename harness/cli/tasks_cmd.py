@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import click
 
+from ctxbench.harness.cli.base import Group
+from ctxbench.harness.errors import CheckFailed
 from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
 
 
@@ -19,7 +20,7 @@ def _load(taskset: str, repos: Path | None):
     return load_taskset(resolve_taskset_path(taskset), repos)
 
 
-@click.group()
+@click.group(cls=Group)
 def tasks() -> None:
     """Inspect and validate tasksets."""
 
@@ -69,5 +70,4 @@ def validate(taskset: str, repos: Path | None, timeout: float, sandbox: str) -> 
     bad = [v.task_id for v in results if not v.ok]
     click.echo(f"{len(results) - len(bad)}/{len(results)} tasks valid")
     if bad:
-        click.echo(f"invalid: {', '.join(bad)}", err=True)
-        sys.exit(1)
+        raise CheckFailed(f"invalid: {', '.join(bad)}")

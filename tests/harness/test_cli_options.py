@@ -119,12 +119,17 @@ def test_the_resume_hint_works_from_any_folder(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
-    hint = shlex.split(stderr.strip().splitlines()[-1])
-    assert hint[:2] == ["ctxbench", "run"] and hint[-1] == "--resume"
+    (line,) = stderr.strip().splitlines()[-1:]
+    assert line.startswith("error: interrupted: ") and "Traceback" not in stderr
+    hint = shlex.split(line.split("; continue with: ")[1])
+    executable = Path(sys.executable).parent / "ctxbench"  # the console script of this environment, by its full path
+    assert hint[:2] == [str(executable), "run"] and hint[-1] == "--resume"
     assert hint[2] == str(here / "exp.yaml") and hint[hint.index("--output") + 1] == str(here / "out")
     assert "limits.max_turns=25" in hint and "taskset.limit=1" in hint
 
-    resumed = subprocess.run(ctxbench(*hint[1:]), cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+    path_without_it = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != executable.parent)
+    resumed = subprocess.run(hint, cwd=elsewhere, env={**env, "PATH": path_without_it}, capture_output=True, text=True,
+                             timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert len(runs.read_text().splitlines()) == 4 and not (elsewhere / "out").exists()
     assert json.loads((here / "out" / "manifest.json").read_text())["config"]["limits"]["max_turns"] == 25
@@ -162,3 +167,35 @@ def test_nightly_takes_the_shortcuts_and_writes_nothing_on_a_mistake(tmp_path):
     (run_dir,) = [p for p in history.iterdir() if p.is_dir() and p.name != "plots"]
     assert len((run_dir / "runs.jsonl").read_text().splitlines()) == 1
     assert json.loads((run_dir / "manifest.json").read_text())["config"]["taskset"]["limit"] == 1
+
+
+def test_limit_works_on_a_taskset_given_by_name(tmp_path):
+    """`taskset: NAME` (here set by --set) takes taskset.limit like the long form does."""
+    config = load_config(QUICKSTART, ["taskset=context-pressure", *shortcut_overrides((), limit=2)])
+    assert config.taskset.path == "context-pressure" and config.taskset.limit == 2
+    result = CliRunner().invoke(cli, ["run", "quickstart", "--set", "taskset=smoke", "--limit", "1", "--strategies",
+                                      "baseline", "--set", "repeats=1", "--set", "sandbox=none", "--no-report",
+                                      "--output", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == 1
+
+
+def test_resume_with_changed_settings_names_every_difference(tmp_path):
+    out = tmp_path / "out"
+    args = ["run", "quickstart", "--limit", "1", "--strategies", "baseline,trimmer", "--set", "repeats=1",
+            "--set", "sandbox=none", "--no-report", "--output", str(out)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    recorded = (out / "runs.jsonl").read_bytes()
+    changed = CliRunner().invoke(cli, [*args, "--resume", "--set", "model.temperature=0.5", "--set",
+                                       "strategies.1.params.limit=900"])
+    assert changed.exit_code == 2, changed.output
+    (line,) = changed.output.splitlines()
+    assert line.startswith(f"error: {out}: cannot resume, the fixed variables differ: ")
+    assert "model: model.temperature: 0.0 -> 0.5" in line and "strategy trimmer: params.limit: 1200 -> 900" in line
+    assert (out / "runs.jsonl").read_bytes() == recorded
+
+
+def test_no_page_tells_to_install_ctxbench_from_pypi():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert [p.name for p in pages if "pip install 'ctxbench[" in p.read_text(encoding="utf-8")] == []
+    assert "pip install -e '.[openai]'" in (ROOT / "README.md").read_text(encoding="utf-8")
