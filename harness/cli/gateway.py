@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
-from ctxbench.harness.cli.options import set_option, shortcut_overrides
+from ctxbench.harness.cli.base import Command
+from ctxbench.harness.cli.options import load_served_taskset, set_option, shortcut_overrides
+from ctxbench.harness.errors import InputError
 
 
-@click.command("gateway")
+@click.command("gateway", cls=Command)
 @click.option("--strategy", required=True, metavar="NAME", help="The context strategy applied to every request.")
 @click.option("--params", "params_yaml", metavar="YAML", help="The strategy's parameters, as a YAML mapping.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), metavar="EXPERIMENT.yaml",
@@ -34,26 +36,23 @@ def gateway(strategy: str, params_yaml: str | None, config_path: Path | None, ov
     """Serve a context strategy as an OpenAI-compatible endpoint in front of a model, for any agent."""
     from ctxbench.harness.chat_server import make_server
     from ctxbench.harness.config import load_model_section
-    from ctxbench.harness.errors import InputError
     from ctxbench.harness.gateway import Gateway
-    from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
-    from ctxbench.harness.yamlfile import parse_yaml_value
+    from ctxbench.harness.yamlfile import parse_yaml
 
     settings = shortcut_overrides(overrides, model=model, provider=provider, base_url=base_url, api_key_env=api_key_env)
-    model_config, taskset_default, base = load_model_section(config_path, settings)
-    params = parse_yaml_value(params_yaml, "--params") if params_yaml else None
+    model_config, experiment_taskset, base = load_model_section(config_path, settings)
+    params = parse_yaml(params_yaml, "--params") if params_yaml else None
     if params is not None and not isinstance(params, dict):
-        raise InputError("--params must be a YAML mapping of the strategy's parameters")
-    spec = taskset_spec or taskset_default
-    taskset = load_taskset(resolve_taskset_path(spec, base)) if spec else None
-    if transcripts is not None and transcripts.exists() and any(transcripts.iterdir()):
-        raise InputError(f"--transcripts {transcripts} is not empty: give a new folder")
+        raise InputError("--params: expected a YAML mapping of the strategy's parameters")
+    taskset = load_served_taskset(taskset_spec, experiment_taskset, base)
+    if transcripts is not None and transcripts.exists() and (not transcripts.is_dir() or any(transcripts.iterdir())):
+        raise InputError(f"--transcripts {transcripts}: not an empty folder; give a new one")
     backend = Gateway(strategy, params, model_config, taskset, transcripts)
     try:
         server = make_server(backend, host, port, verbose)
     except OSError as exc:
         raise InputError(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
-    bound_host, bound_port = server.server_address[:2]
+    bound_host, bound_port = str(server.server_address[0]), server.server_address[1]
     click.echo(f"gateway: {strategy} in front of {model_config.provider} model {model_config.name!r}, listening on "
                f"http://{bound_host}:{bound_port}/v1")
     if model_config.provider == "sim":

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import typing
+from pathlib import Path
 from typing import Any, Callable
 
 import click
 
-from ctxbench.harness.config import ModelConfig
+from ctxbench.harness.config import ModelConfig, TasksetSpec
+from ctxbench.harness.records import Taskset
 
-__all__ = ["experiment_options", "set_option", "SHORTCUTS", "shortcut_overrides"]
+__all__ = ["experiment_options", "set_option", "SHORTCUTS", "shortcut_overrides", "load_served_taskset"]
 
 SHORTCUTS: dict[str, str] = {
     "limit": "taskset.limit",
@@ -77,3 +79,21 @@ def shortcut_overrides(overrides: tuple[str, ...], **shortcuts: Any) -> list[str
         if value is not None:
             out.append(f"{SHORTCUTS[name]}={json.dumps(value)}")
     return out
+
+
+def load_served_taskset(spec: str | None, experiment_taskset: TasksetSpec | None, base: Path) -> Taskset | None:
+    """The taskset a served model answers for (`serve-sim`, `gateway`): `--taskset`, else the experiment's
+    (with its `repos`), else None.
+
+    Raises:
+        InputError: the taskset cannot be read.
+    """
+    from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+
+    repos = None
+    if spec is None:
+        if experiment_taskset is None:
+            return None
+        spec = experiment_taskset.path
+        repos = base / experiment_taskset.repos if experiment_taskset.repos else None
+    return load_taskset(resolve_taskset_path(spec, base), repos)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ctxbench.harness.cli.base import Command
-from ctxbench.harness.cli.options import set_option
+from ctxbench.harness.cli.options import load_served_taskset, set_option
 from ctxbench.harness.errors import InputError
 
 
@@ -20,26 +20,19 @@ from ctxbench.harness.errors import InputError
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), metavar="EXPERIMENT.yaml",
               help="Take the simulator's parameters, context window, output reserve, tokenizer and model name "
                    "from this experiment's `model` section (default: the built-in defaults).")
-@set_option("Override a key of the --config file, as in `ctxbench run`. Repeatable.")
+@set_option("Override a key of the --config file (without one, a model.* key of the defaults), as in "
+            "`ctxbench run`. Repeatable.")
 @click.option("-v", "--verbose", is_flag=True, help="Log every request to stderr.")
 def serve_sim(taskset_spec: str | None, host: str, port: int, config_path: Path | None,
               overrides: tuple[str, ...], verbose: bool) -> None:
     """Serve the simulated model as an OpenAI-compatible endpoint (/v1/chat/completions, /v1/models)."""
-    from ctxbench.harness.config import ModelConfig, load_config
+    from ctxbench.harness.config import load_model_section
     from ctxbench.harness.serve_sim import SimBackend, make_server
-    from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
 
-    model, base, repos = ModelConfig(), Path.cwd(), None
-    if config_path is not None:
-        config = load_config(config_path, list(overrides))
-        model, base = config.model, config_path.parent.resolve()
-        taskset_spec = taskset_spec or config.taskset.path
-        repos = base / config.taskset.repos if config.taskset.repos else None
-    elif overrides:
-        raise InputError("--set needs --config")
-    if not taskset_spec:
+    model, experiment_taskset, base = load_model_section(config_path, list(overrides))
+    taskset = load_served_taskset(taskset_spec, experiment_taskset, base)
+    if taskset is None:
         raise InputError("give --taskset (or --config with a taskset)")
-    taskset = load_taskset(resolve_taskset_path(taskset_spec, base), repos)
     try:
         server = make_server(SimBackend(taskset, model), host, port, verbose)
     except OSError as exc:
