@@ -4,6 +4,7 @@ first use."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
@@ -21,7 +22,12 @@ def main() -> None:
         print("error: interrupted", file=sys.stderr)
         sys.exit(Interrupted.exit_code)
     terminate_on_sigterm()
-    cli(prog_name="ctxbench")
+    try:
+        cli(prog_name="ctxbench")
+    finally:
+        # The command has ended (its exit code is set): a Ctrl-C from here on, while the interpreter
+        # shuts down, must not turn that end into a death by signal with nothing said.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def __getattr__(name: str) -> Any:

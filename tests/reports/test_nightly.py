@@ -189,5 +189,5 @@ def test_nightly_command_cant_tell_is_as_loud_as_a_regression_and_exits_4(tmp_pa
     small = runner.invoke(nightly, [str(experiment), "--history", str(history), "--set", "model.context_window=2500"])
     assert small.exit_code == 4, small.output  # both tasks overflow: -100 pts on 2 tasks, which settle nothing
     assert "CAN'T TELL baseline (completion fell on 2 of 2 tasks" in small.output
-    assert small.output.rstrip().splitlines()[-1].startswith("CAN'T TELL against ")
+    assert small.output.rstrip().splitlines()[-1].startswith("error: CAN'T TELL against ")
     assert "no regression" not in small.output
