@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from ctxbench.harness.models.base import Completion
 
-__all__ = ["ChatReply", "ChatBackend", "error_reply", "completion_body", "check_chat_request", "make_server"]
+__all__ = ["ChatReply", "ChatBackend", "error_reply", "completion_body", "completion_reply", "check_chat_request",
+           "models_reply", "make_server"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ def error_reply(status: int, message: str, kind: str = "invalid_request_error", 
                 code: str | None = None) -> ChatReply:
     """An error in OpenAI's shape (`{"error": {message, type, param, code}}`)."""
     return ChatReply(status, {"error": {"message": message, "type": kind, "param": param, "code": code}})
+
+
+def models_reply(model_name: str, owner: str) -> ChatReply:
+    """`GET /v1/models`: the one model served."""
+    return ChatReply(200, {"object": "list", "data": [{"id": model_name, "object": "model", "created": 0,
+                                                       "owned_by": owner}]})
 
 
 def check_chat_request(request: Any, model_name: str) -> ChatReply | None:
@@ -75,6 +82,14 @@ def completion_body(completion: Completion, model_name: str) -> dict[str, Any]:
                   "total_tokens": usage.prompt_tokens + usage.completion_tokens,
                   "prompt_tokens_details": {"cached_tokens": usage.cached_tokens}},
     }
+
+
+def completion_reply(request: dict[str, Any], completion: Completion, model_name: str) -> ChatReply:
+    """The 200 reply to `request`: a chat.completion, or its chunks when the request streams."""
+    options = request.get("stream_options")
+    include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+    return ChatReply(200, completion_body(completion, model_name), stream=bool(request.get("stream")),
+                     include_usage=include_usage)
 
 
 def stream_chunks(body: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.harness.chat_history import history_from_messages
-from ctxbench.harness.chat_server import ChatReply, check_chat_request, completion_body, error_reply
+from ctxbench.harness.chat_server import ChatReply, check_chat_request, completion_reply, error_reply, models_reply
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.context import Context, ContextOverflow
 from ctxbench.harness.errors import InputError
@@ -90,8 +90,7 @@ class Gateway:
         self._lock = threading.Lock()
 
     def models(self) -> ChatReply:
-        return ChatReply(200, {"object": "list", "data": [
-            {"id": self.model.name, "object": "model", "created": 0, "owned_by": "ctxbench-gateway"}]})
+        return models_reply(self.model.name, "ctxbench-gateway")
 
     def chat(self, request: Any) -> ChatReply:
         """One chat completion request (already JSON-decoded)."""
@@ -115,9 +114,7 @@ class Gateway:
             except (FatalModelError, MalformedOutput) as exc:
                 return error_reply(502, f"the model failed: {exc}", kind="server_error")
             self._record(conversation, messages, tools, context, completion)
-        stream_options = request.get("stream_options") or {}
-        return ChatReply(200, completion_body(completion, self.model.name), stream=bool(request.get("stream")),
-                         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")))
+        return completion_reply(request, completion, self.model.name)
 
     def _conversation(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> _Conversation | None:
         key = conversation_id(messages, request.get("user") if isinstance(request.get("user"), str) else None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ctxbench.harness.chat_server import (ChatReply, check_chat_request, completion_body, error_reply,
+from ctxbench.harness.chat_server import (ChatReply, check_chat_request, completion_reply, error_reply, models_reply,
                                           make_server)
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.base import ContextLengthExceeded
@@ -62,8 +62,7 @@ class SimBackend:
         """The task whose problem statement is (or is inside) the first user message."""
 
     def models(self) -> ChatReply:
-        return ChatReply(200, {"object": "list", "data": [
-            {"id": self.model.name, "object": "model", "created": 0, "owned_by": "ctxbench-sim"}]})
+        return models_reply(self.model.name, "ctxbench-sim")
 
     def chat(self, request: Any) -> ChatReply:
         """One chat completion request (already JSON-decoded)."""
@@ -85,6 +84,4 @@ class SimBackend:
                 completion = sim.complete(messages, tools)
         except ContextLengthExceeded as exc:
             return error_reply(400, str(exc), param="messages", code="context_length_exceeded")
-        stream_options = request.get("stream_options") or {}
-        return ChatReply(200, completion_body(completion, self.model.name), stream=bool(request.get("stream")),
-                         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")))
+        return completion_reply(request, completion, self.model.name)

@@ -18,7 +18,7 @@ from ctxbench.harness.failures import classify_failure
 from ctxbench.harness.models import make_model
 from ctxbench.harness.models.base import FatalModelError
 from ctxbench.harness.pricing import Prices, run_cost
-from ctxbench.harness.records import History, RunResult, Taskset, TranscriptHeader, TranscriptTurn
+from ctxbench.harness.records import History, RunResult, Task, Taskset, TranscriptHeader, TranscriptTurn
 from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.results_folder import transcript_path
 from ctxbench.harness.sandbox import Sandbox
@@ -26,7 +26,7 @@ from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
 from ctxbench.harness.transcript import TranscriptWriter, compress_transcript, read_transcript
 from ctxbench.harness.validate import base_collection_failure
-from ctxbench.harness.workspace import Workspace, base_evaluation
+from ctxbench.harness.workspace import Evaluation, Workspace, base_evaluation
 from ctxbench.strategies import StrategyServices, create_strategy
 
 __all__ = ["RunSpec", "RunContext", "FinishedRun", "run_seed", "counter_for", "make_budget", "run_one",
@@ -132,16 +132,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         history = History(ctx.system_prompt, task.problem_statement)
         outcome = run_agent(history, strategy, model, toolbox, budget, config.limits,
                             start + config.limits.run_timeout_s, transcript)
-        patch = ws.diff()
-        if patch or config.keep_workspaces:  # a kept workspace shows what its own evaluation saw
-            evaluation = ws.evaluate(config.limits.test_timeout_s)
-        else:  # no change: the base's evaluation, run once per task in this process
-            evaluation = base_evaluation(task, ctx.interpreters[task.id], config.limits.test_timeout_s,
-                                         ctx.sandbox, ws)
-        fault = None
-        if not evaluation.resolved and evaluation.not_collected:
-            fault = base_collection_failure(task, ctx.interpreters[task.id], config.limits.test_timeout_s,
-                                            ctx.sandbox)
+        patch, evaluation, fault = _judge(ctx, task, ws)
         reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok,
                                   taskset_fault=fault is not None)
         result = RunResult(
@@ -169,6 +160,21 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         if ctx.config.executor == "ray":
             live.unlink()
     return FinishedRun(result, compress_transcript(data))
+
+
+def _judge(ctx: RunContext, task: Task, ws: Workspace) -> tuple[str, Evaluation, str | None]:
+    """The run's patch, its evaluation, and the base's own test failure when the tests were not collected
+    (a fault of the taskset, not of the agent)."""
+    limits, python = ctx.config.limits, ctx.interpreters[task.id]
+    patch = ws.diff()
+    if patch or ctx.config.keep_workspaces:  # a kept workspace shows what its own evaluation saw
+        evaluation = ws.evaluate(limits.test_timeout_s)
+    else:  # no change: the base's evaluation, run once per task in this process
+        evaluation = base_evaluation(task, python, limits.test_timeout_s, ctx.sandbox, ws)
+    fault = None
+    if not evaluation.resolved and evaluation.not_collected:
+        fault = base_collection_failure(task, python, limits.test_timeout_s, ctx.sandbox)
+    return patch, evaluation, fault
 
 
 def _spent(prices: Prices | None, outcome: AgentOutcome) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ctxbench.harness.cli.base import Command
-from ctxbench.harness.cli.options import load_served_taskset, set_option, shortcut_overrides
+from ctxbench.harness.cli.options import load_served_taskset, serve, set_option, shortcut_overrides
 from ctxbench.harness.errors import InputError
 
 
@@ -34,7 +34,6 @@ def gateway(strategy: str, params_yaml: str | None, config_path: Path | None, ov
             model: str | None, provider: str | None, base_url: str | None, api_key_env: str | None,
             taskset_spec: str | None, transcripts: Path | None, host: str, port: int, verbose: bool) -> None:
     """Serve a context strategy as an OpenAI-compatible endpoint in front of a model, for any agent."""
-    from ctxbench.harness.chat_server import make_server
     from ctxbench.harness.config import load_model_section
     from ctxbench.harness.gateway import Gateway
     from ctxbench.harness.yamlfile import parse_yaml
@@ -47,19 +46,8 @@ def gateway(strategy: str, params_yaml: str | None, config_path: Path | None, ov
     taskset = load_served_taskset(taskset_spec, experiment_taskset, base)
     if transcripts is not None and transcripts.exists() and (not transcripts.is_dir() or any(transcripts.iterdir())):
         raise InputError(f"--transcripts {transcripts}: not an empty folder; give a new one")
-    backend = Gateway(strategy, params, model_config, taskset, transcripts)
-    try:
-        server = make_server(backend, host, port, verbose)
-    except OSError as exc:
-        raise InputError(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
-    bound_host, bound_port = str(server.server_address[0]), server.server_address[1]
-    click.echo(f"gateway: {strategy} in front of {model_config.provider} model {model_config.name!r}, listening on "
-               f"http://{bound_host}:{bound_port}/v1")
-    if model_config.provider == "sim":
-        click.echo("gateway: the model is the built-in simulator, a stand-in for a model, not a model.", err=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    simulated = model_config.provider == "sim"
+    serve(Gateway(strategy, params, model_config, taskset, transcripts), host, port, verbose,
+          lambda url: f"gateway: {strategy} in front of {model_config.provider} model {model_config.name!r}, "
+                      f"listening on {url}",
+          "gateway: the model is the built-in simulator, a stand-in for a model, not a model." if simulated else "")

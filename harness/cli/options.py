@@ -16,7 +16,7 @@ import click
 from ctxbench.harness.config import ModelConfig, TasksetSpec
 from ctxbench.harness.records import Taskset
 
-__all__ = ["experiment_options", "set_option", "SHORTCUTS", "shortcut_overrides", "load_served_taskset"]
+__all__ = ["experiment_options", "set_option", "SHORTCUTS", "shortcut_overrides", "load_served_taskset", "serve"]
 
 SHORTCUTS: dict[str, str] = {
     "limit": "taskset.limit",
@@ -97,3 +97,28 @@ def load_served_taskset(spec: str | None, experiment_taskset: TasksetSpec | None
         spec = experiment_taskset.path
         repos = base / experiment_taskset.repos if experiment_taskset.repos else None
     return load_taskset(resolve_taskset_path(spec, base), repos)
+
+
+def serve(backend: Any, host: str, port: int, verbose: bool, banner: Callable[[str], str], notice: str) -> None:
+    """Bind an OpenAI-compatible endpoint for `backend`, print `banner(url)` (stdout) and `notice`
+    (stderr), and serve until Ctrl-C.
+
+    Raises:
+        InputError: the address cannot be bound (a port taken, an address not of this machine).
+    """
+    from ctxbench.harness.chat_server import make_server
+    from ctxbench.harness.errors import InputError
+
+    try:
+        server = make_server(backend, host, port, verbose)
+    except OSError as exc:
+        raise InputError(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
+    click.echo(banner(f"http://{server.server_address[0]!s}:{server.server_address[1]}/v1"))
+    if notice:
+        click.echo(notice, err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ctxbench.harness.cli.base import Command
-from ctxbench.harness.cli.options import load_served_taskset, set_option
+from ctxbench.harness.cli.options import load_served_taskset, serve, set_option
 from ctxbench.harness.errors import InputError
 
 
@@ -27,23 +27,13 @@ def serve_sim(taskset_spec: str | None, host: str, port: int, config_path: Path 
               overrides: tuple[str, ...], verbose: bool) -> None:
     """Serve the simulated model as an OpenAI-compatible endpoint (/v1/chat/completions, /v1/models)."""
     from ctxbench.harness.config import load_model_section
-    from ctxbench.harness.serve_sim import SimBackend, make_server
+    from ctxbench.harness.serve_sim import SimBackend
 
     model, experiment_taskset, base = load_model_section(config_path, list(overrides))
     taskset = load_served_taskset(taskset_spec, experiment_taskset, base)
     if taskset is None:
         raise InputError("give --taskset (or --config with a taskset)")
-    try:
-        server = make_server(SimBackend(taskset, model), host, port, verbose)
-    except OSError as exc:
-        raise InputError(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
-    bound_host, bound_port = str(server.server_address[0]), server.server_address[1]
-    click.echo(f"serve-sim: listening on http://{bound_host}:{bound_port}/v1 (model {model.name!r}, taskset "
-               f"{taskset.name!r}, {len(taskset.tasks)} tasks, window {model.context_window})")
-    click.echo("serve-sim: the built-in simulator, a stand-in for a model, not a model. Ctrl-C stops it.", err=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve(SimBackend(taskset, model), host, port, verbose,
+          lambda url: f"serve-sim: listening on {url} (model {model.name!r}, taskset {taskset.name!r}, "
+                      f"{len(taskset.tasks)} tasks, window {model.context_window})",
+          "serve-sim: the built-in simulator, a stand-in for a model, not a model. Ctrl-C stops it.")
