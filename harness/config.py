@@ -227,8 +227,16 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
+_REPLACED = {("model", "max_retries"): "model.retry_budget_s (seconds a request may keep failing before the run "
+                                       "is lost to the endpoint)"}
+"""Keys of earlier versions -> what replaced them."""
+
+
 def _unknown_key(loc: tuple[Any, ...]) -> str:
-    """An unknown key, with the closest key of the config model it is in."""
+    """An unknown key, with the closest key of the config model it is in (or what replaced it)."""
+    replaced = _REPLACED.get(tuple(str(p) for p in loc))
+    if replaced:
+        return f"unknown key; replaced by {replaced}"
     model = _model_at(loc[:-1])
     return "unknown key" + (did_you_mean(str(loc[-1]), model.model_fields) if model else "")
 

@@ -24,6 +24,7 @@ def test_defaults_and_overrides(experiment_file):
     ({"model": {"context_window": -5}}, "model.context_window"),
     ({"strategies": [{"name": "baselin"}]}, "unknown strategy 'baselin'; did you mean 'baseline'?"),
     ({"strategies": [{"name": "baseline", "params": {"x": 1}}]}, "strategies.0.params.x: unknown parameter of strategy 'baseline'"),
+    ({"model": {"max_retries": 4}}, "model.max_retries: unknown key; replaced by model.retry_budget_s"),
 ])
 def test_config_errors_exit_2_with_file_and_key(experiment_file, tmp_path, overrides, expected):
     path = experiment_file(**overrides)
