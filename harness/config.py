@@ -227,8 +227,9 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
-_REPLACED = {("model", "max_retries"): "model.retry_budget_s (seconds a request may keep failing before the run "
-                                       "is lost to the endpoint)"}
+_REPLACED: dict[tuple[str, ...], str] = {
+    ("model", "max_retries"): "model.retry_budget_s (seconds a request may keep failing before the run is lost "
+                              "to the endpoint)"}
 """Keys of earlier versions -> what replaced them."""
 
 

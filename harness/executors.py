@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ctxbench.harness.errors import ExperimentAborted, InputError
@@ -22,6 +23,7 @@ from ctxbench.harness.models.base import FatalModelError
 from ctxbench.harness.records import RunResult
 from ctxbench.harness.sandbox import die_with_parent
 from ctxbench.harness.single_run import FinishedRun, RunContext, RunSpec
+from ctxbench.harness.templates import folder_owners
 from ctxbench.harness.workspace import sweep_leftovers
 
 RunFunction = Callable[[RunContext, RunSpec], FinishedRun]
@@ -284,4 +286,26 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
         if started:
             ray.shutdown()
             if ctx.config.ray_address is None:
+                _await_local_ray_workers()
                 sweep_leftovers()  # the local Ray workers ended without running their exit handlers
+
+
+RAY_WORKER_EXIT_S = 30.0
+"""How long the runner waits, after shutting down a Ray runtime it started, for its workers to exit."""
+
+
+def _await_local_ray_workers() -> None:
+    """Wait until the Ray workers that own workspace folders have exited (they may still be on their
+    way out when `ray.shutdown` returns, and a live owner's folders are never swept)."""
+    deadline = time.monotonic() + RAY_WORKER_EXIT_S
+    while time.monotonic() < deadline:
+        if not [pid for pid in folder_owners() if pid != os.getpid() and _is_ray_worker(pid)]:
+            return
+        time.sleep(0.1)
+
+
+def _is_ray_worker(pid: int) -> bool:
+    try:
+        return b"ray::" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False

@@ -213,6 +213,16 @@ def sweep_stale(root: Path | None = None) -> int:
     return removed
 
 
+def folder_owners(root: Path | None = None) -> list[int]:
+    """The pids of the live processes that own template or workspace folders under `root`."""
+    owners = []
+    for entry in os.scandir(root or work_root()):
+        match = _OWNED.match(entry.name)
+        if match and process_start(int(match.group(1))) == match.group(2):
+            owners.append(int(match.group(1)))
+    return sorted(set(owners))
+
+
 @dataclass(frozen=True)
 class Leftovers:
     """What one sweep removed."""
