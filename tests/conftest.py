@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,12 @@ import pytest
 
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A suite started in the background by a shell without job control inherits SIGINT ignored, and so would
+# every ctxbench process a test starts: the tests of Ctrl-C would then meet a process that cannot hear it.
+# A handled signal is reset to its default in a child, an ignored one stays ignored.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
