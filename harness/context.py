@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbench.harness.records import Component, ContextLedger, StrategyAction
-from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
 
-__all__ = ["Budget", "Component", "StrategyAction", "ContextLedger", "Context", "ContextOverflow"]
+__all__ = ["Budget", "fixed_tokens", "Component", "StrategyAction", "ContextLedger", "Context", "ContextOverflow"]
 
 
 class ContextOverflow(Exception):
@@ -32,6 +32,13 @@ class Budget:
     def available(self) -> int:
         """Tokens left for the dynamic part (task, history, tool output...): window - reserve - fixed."""
         return self.context_window - self.output_reserve - self.fixed_tokens
+
+
+def fixed_tokens(counter: TokenCounter, system_prompt: str, tools: list[dict[str, Any]]) -> int:
+    """Tokens every request of a run carries whatever the strategy does: the system prompt, the tool
+    schemas and the reply priming (`Budget.fixed_tokens`)."""
+    return (counter.count_message({"role": "system", "content": system_prompt}) + counter.count_tools(tools)
+            + REPLY_PRIMING)
 
 
 @dataclass

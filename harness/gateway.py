@@ -33,8 +33,8 @@ from ctxbench.harness.models.openai_provider import OpenAIModel
 from ctxbench.harness.models.sim import PromptCache, SimModel
 from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
 from ctxbench.harness.protocols import Model
-from ctxbench.harness.records import Task, Taskset, TranscriptHeader, TranscriptTurn
-from ctxbench.harness.serve_sim import TaskFinder
+from ctxbench.harness.records import Taskset, TranscriptHeader, TranscriptTurn
+from ctxbench.harness.serve_sim import TaskFinder, unknown_task
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.transcript import TranscriptWriter
 from ctxbench.strategies.hook import StrategyHook
@@ -57,10 +57,8 @@ def conversation_id(messages: list[dict[str, Any]], user: str | None = None) -> 
 
 @dataclass
 class _Conversation:
-    id: str
     hook: StrategyHook
     model: Model
-    task: Task | None
     transcript: TranscriptWriter | None
     turns: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -100,9 +98,8 @@ class Gateway:
         messages, tools = request["messages"], request.get("tools") or []
         conversation = self._conversation(messages, request)
         if conversation is None:
-            return error_reply(400, "unknown task: the first user message holds no problem statement of taskset "
-                                    f"{self.taskset.name if self.taskset else ''!r}", param="messages",
-                               code="unknown_task")
+            assert self.taskset is not None  # only the simulator refuses a conversation, and it has a taskset
+            return unknown_task(self.taskset, "the gateway")
         with conversation.lock:
             try:
                 context = conversation.hook(messages, tools)
@@ -132,12 +129,12 @@ class Gateway:
             hook = StrategyHook(self.strategy, self.params, context_window=self.model.context_window,
                                 max_output_tokens=self.model.max_output_tokens, tokenizer=self.model.tokenizer,
                                 services=StrategyServices(model=model),
-                                test_commands=(task.test_cmd,) if task is not None else ())
+                                test_commands=(task.test_cmd,) if task is not None else (), counter=self.counter)
             transcript = None
             if self.transcripts is not None:
                 transcript = TranscriptWriter(self.transcripts / self.strategy / f"{key}.jsonl", TranscriptHeader(
                     run_id=key, strategy=self.strategy, task_id=task.id if task else "", repeat=0, seed=seed))
-            self._conversations[key] = _Conversation(key, hook, model, task, transcript)
+            self._conversations[key] = _Conversation(hook, model, transcript)
             return self._conversations[key]
 
     def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], tools: list[dict[str, Any]],

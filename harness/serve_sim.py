@@ -20,7 +20,7 @@ from ctxbench.harness.models.sim import PromptCache, SimModel, is_summary_reques
 from ctxbench.harness.records import Task, Taskset
 from ctxbench.harness.tokens import TokenCounter
 
-__all__ = ["SimBackend", "TaskFinder", "make_server"]
+__all__ = ["SimBackend", "TaskFinder", "unknown_task", "make_server"]
 
 
 class TaskFinder:
@@ -48,6 +48,13 @@ class TaskFinder:
         return next((task for statement, task in self._longest_first if statement and statement in text), None)
 
 
+def unknown_task(taskset: Taskset, server: str) -> ChatReply:
+    """The 400 for a request whose first user message holds no problem statement of `taskset`."""
+    return error_reply(400, f"unknown task: the first user message holds no problem statement of taskset "
+                            f"{taskset.name!r} ({len(taskset.tasks)} tasks); is {server} serving the experiment's "
+                            "taskset?", param="messages", code="unknown_task")
+
+
 class SimBackend:
     """Answers OpenAI chat requests with the simulated model for the tasks of one taskset."""
 
@@ -72,9 +79,7 @@ class SimBackend:
         messages, tools = request["messages"], request.get("tools") or []
         task = self.task_for(messages)
         if task is None and not is_summary_request(messages, tools):
-            return error_reply(400, f"unknown task: the first user message matches no problem statement of taskset "
-                               f"{self.taskset.name!r} ({len(self.taskset.tasks)} tasks); is serve-sim serving "
-                               f"the experiment's taskset?", param="messages", code="unknown_task")
+            return unknown_task(self.taskset, "serve-sim")
         max_output = request.get("max_tokens") or request.get("max_completion_tokens") or self.model.max_output_tokens
         seed = request.get("seed")
         sim = SimModel(self.model.sim, task.patch if task else "", self.counter, self.model.context_window,

@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxbench.harness.agent import AgentOutcome, run_agent
 from ctxbench.harness.config import ExperimentConfig
-from ctxbench.harness.context import Budget
+from ctxbench.harness.context import Budget, fixed_tokens
 from ctxbench.harness.failures import classify_failure
 from ctxbench.harness.models import make_model
 from ctxbench.harness.models.base import FatalModelError
@@ -22,7 +22,7 @@ from ctxbench.harness.records import History, RunResult, Task, Taskset, Transcri
 from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.results_folder import transcript_path
 from ctxbench.harness.sandbox import Sandbox
-from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
+from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
 from ctxbench.harness.transcript import TranscriptWriter, compress_transcript, read_transcript
 from ctxbench.harness.validate import base_collection_failure
@@ -91,9 +91,8 @@ def counter_for(name: str) -> TokenCounter:
 
 def make_budget(config: ExperimentConfig, system_prompt: str) -> Budget:
     counter = counter_for(config.model.tokenizer)
-    fixed = (counter.count_message({"role": "system", "content": system_prompt})
-             + counter.count_tools(TOOL_SCHEMAS) + REPLY_PRIMING)
-    return Budget(config.model.context_window, config.model.max_output_tokens, fixed, counter)
+    return Budget(config.model.context_window, config.model.max_output_tokens,
+                  fixed_tokens(counter, system_prompt, TOOL_SCHEMAS), counter)
 
 
 def live_transcript_path(ctx: RunContext, spec: RunSpec) -> Path:

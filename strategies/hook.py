@@ -19,9 +19,9 @@ from typing import Any
 
 from ctxbench.harness.chat_history import history_from_messages
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.context import Budget, Context
+from ctxbench.harness.context import Budget, Context, fixed_tokens
 from ctxbench.harness.protocols import Strategy
-from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
+from ctxbench.harness.tokens import TokenCounter
 from ctxbench.strategies.registry import StrategyServices, create_strategy
 
 __all__ = ["StrategyHook", "apply_strategy"]
@@ -34,18 +34,17 @@ class StrategyHook:
 
     def __init__(self, strategy: str | Strategy, params: dict[str, Any] | None = None, *, context_window: int,
                  max_output_tokens: int, tokenizer: str = DEFAULT_TOKENIZER, services: StrategyServices | None = None,
-                 test_commands: tuple[tuple[str, ...], ...] = ()) -> None:
+                 test_commands: tuple[tuple[str, ...], ...] = (), counter: TokenCounter | None = None) -> None:
         self.strategy: Strategy = (create_strategy(strategy, params, services) if isinstance(strategy, str)
                                    else strategy)
         self.context_window, self.max_output_tokens = context_window, max_output_tokens
-        self.counter = TokenCounter(tokenizer)
+        self.counter = counter or TokenCounter(tokenizer)  # a server lends its one counter (and count cache)
         self.test_commands = test_commands
 
     def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Context:
         """The context to send instead of `messages`, with the ledger of what the strategy did."""
         history = history_from_messages(messages, self.test_commands)
-        fixed = (self.counter.count_message(history.system_message()) + self.counter.count_tools(tools or [])
-                 + REPLY_PRIMING)
+        fixed = fixed_tokens(self.counter, history.system_prompt, tools or [])
         context = self.strategy.build(history, Budget(self.context_window, self.max_output_tokens, fixed,
                                                       self.counter))
         if not history.system_prompt and context.messages[:1] == [history.system_message()]:
