@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
@@ -25,7 +25,7 @@ class ChatReply:
     status: int
     body: dict[str, Any]
     stream: bool = False
-    include_usage: bool = field(default=False)
+    include_usage: bool = False
     """With `stream`: a last chunk carries the usage (the request's `stream_options.include_usage`)."""
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ctxbench.harness.cli.base import Command
-from ctxbench.harness.cli.options import load_served_taskset, serve, set_option, shortcut_overrides
+from ctxbench.harness.cli.options import PROVIDERS, load_served_taskset, serve, set_option, shortcut_overrides
 from ctxbench.harness.errors import InputError
 
 
@@ -18,7 +18,7 @@ from ctxbench.harness.errors import InputError
               help="Take the model section (and the taskset, for the simulator) from this experiment.")
 @set_option("Override a key of the --config file (or of the default model section), as in `ctxbench run`.")
 @click.option("--model", metavar="NAME", help="Model name; same as --set model.name=NAME.")
-@click.option("--provider", type=click.Choice(["sim", "openai"]), help="Same as --set model.provider=P.")
+@click.option("--provider", type=PROVIDERS, help="Same as --set model.provider=P.")
 @click.option("--base-url", metavar="URL", help="The model's OpenAI-compatible endpoint; same as --set model.base_url=URL.")
 @click.option("--api-key-env", metavar="VAR", help="Variable holding the model's API key; same as --set model.api_key_env=VAR.")
 @click.option("--taskset", "taskset_spec", metavar="T",

@@ -44,6 +44,9 @@ def set_option(help: str = "Override any config key; the value is parsed as YAML
     return click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=help)
 
 
+PROVIDERS = click.Choice(typing.get_args(ModelConfig.model_fields["provider"].annotation))
+"""The model providers, as the config model names them (`--provider`)."""
+
 _OPTIONS = [
     set_option(),
     click.option("--limit", type=click.IntRange(1), metavar="N",
@@ -55,7 +58,7 @@ _OPTIONS = [
     click.option("--strategies", "strategies", callback=_comma_list, metavar="NAME,…",
                  help="Only these arms of the experiment (by label, or name), in the file's order."),
     click.option("--model", metavar="NAME", help="Model name sent to the provider; same as --set model.name=NAME."),
-    click.option("--provider", type=click.Choice(typing.get_args(ModelConfig.model_fields["provider"].annotation)),
+    click.option("--provider", type=PROVIDERS,
                  help="Same as --set model.provider=P."),
     click.option("--base-url", metavar="URL",
                  help="Endpoint of an OpenAI-compatible server; same as --set model.base_url=URL."),
