@@ -7,15 +7,18 @@
 from __future__ import annotations
 
 import json
+import os
+import socketserver
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Protocol
 
 from ctxbench.harness.models.base import Completion
 
 __all__ = ["ChatReply", "ChatBackend", "error_reply", "completion_body", "completion_reply", "check_chat_request",
-           "models_reply", "make_server"]
+           "models_reply", "make_server", "make_unix_server"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,8 @@ class _Handler(BaseHTTPRequestHandler):
     server: Any
 
     def do_GET(self) -> None:
+        if self._refused():
+            return
         if self.path.rstrip("/") == "/v1/models":
             self._send(self.server.backend.models())
         else:
@@ -125,6 +130,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self._refused():
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send(error_reply(404, f"no route {self.path}", code="not_found"))
             return
@@ -138,6 +145,15 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a bug must not kill the server; the client retries 5xx
             response = error_reply(500, f"ctxbench internal error: {exc!r}", kind="server_error")
         self._send(response)
+
+    def _refused(self) -> bool:
+        """Answers 401 when the server has a token and the request does not carry it."""
+        token = getattr(self.server, "token", None)
+        if token is None or self.headers.get("Authorization", "") == f"Bearer {token}":
+            return False
+        self._send(error_reply(401, "Incorrect API key provided: this endpoint takes the key it was started with",
+                               code="invalid_api_key"))
+        return True
 
     def _send(self, response: ChatReply) -> None:
         if response.stream and response.status == 200:
@@ -163,4 +179,26 @@ def make_server(backend: ChatBackend, host: str = "127.0.0.1", port: int = 0,
     server.daemon_threads = True
     server.backend = backend  # type: ignore[attr-defined]
     server.verbose = verbose  # type: ignore[attr-defined]
+    return server
+
+
+class _UnixHandler(_Handler):
+    disable_nagle_algorithm = False  # not a TCP socket
+
+    def address_string(self) -> str:
+        return "unix"
+
+
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+def make_unix_server(backend: ChatBackend, path: Path, token: str | None = None) -> socketserver.BaseServer:
+    """A bound (not yet serving) HTTP server on the Unix socket `path`, open to every user (it lives in
+    a folder only the run can reach); with `token`, requests without `Authorization: Bearer TOKEN` get 401."""
+    server = _UnixServer(str(path), _UnixHandler)
+    os.chmod(path, 0o777)
+    server.backend = backend  # type: ignore[attr-defined]
+    server.verbose = False  # type: ignore[attr-defined]
+    server.token = token  # type: ignore[attr-defined]
     return server

@@ -11,6 +11,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ctxbench.harness.agent_config import AgentSpec, arm_key
 from ctxbench.harness.errors import InputError, did_you_mean, validation_details, validation_problems
 from ctxbench.harness.yamlfile import parse_yaml, read_text, read_yaml
 
@@ -92,11 +93,12 @@ class TasksetSpec(_Strict):
 class StrategySpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
-    label: str | None = Field(None, description="Name in results; default the strategy name. Needed to run one strategy twice.")
+    label: str | None = Field(None, description="Name in results; default the strategy name (`AGENT/NAME` when the arm sets its own agent). Needed to run one strategy twice.")
+    agent: AgentSpec | None = Field(None, description="This arm's agent, instead of the experiment's.")
 
     @property
     def key(self) -> str:
-        return self.label or self.name
+        return arm_key(self.model_dump(exclude_none=True)) or self.name
 
 
 class Limits(_Strict):
@@ -115,6 +117,7 @@ class ExperimentConfig(_Strict):
     model: ModelConfig = Field(default_factory=ModelConfig)
     taskset: TasksetSpec
     strategies: list[StrategySpec] = Field(min_length=1)
+    agent: AgentSpec = Field(default_factory=AgentSpec, description="The agent every arm runs, unless the arm names its own: `builtin` (ctxbench's loop) or a command (docs/agents.md).")
     repeats: int = Field(3, ge=1, le=1000)
     seed: int = 0
     limits: Limits = Field(default_factory=Limits)
@@ -146,6 +149,22 @@ class ExperimentConfig(_Strict):
             return read_text(base / self.system_prompt_file, "system_prompt_file")
         return self.system_prompt or DEFAULT_SYSTEM_PROMPT
 
+    def as_record(self) -> dict[str, Any]:
+        """The resolved config as JSON data, as `manifest.json` keeps it: the `agent` keys left out where
+        they are the builtin default, so experiments of the builtin loop keep their ids and folders
+        written before the key existed can be resumed."""
+        data = self.model_dump(mode="json")
+        if self.agent.builtin and self.agent.name is None:
+            del data["agent"]
+        for arm in data["strategies"]:
+            if arm.get("agent") is None:
+                arm.pop("agent", None)
+        return data
+
+    def agent_of(self, arm: StrategySpec) -> AgentSpec:
+        """The agent `arm` runs: its own, else the experiment's."""
+        return arm.agent or self.agent
+
     @property
     def resolved_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
@@ -155,7 +174,7 @@ def _cross_problems(strategies: list[dict[str, Any]], system_prompt: Any,
                     system_prompt_file: Any) -> list[tuple[str, str]]:
     """Checks across keys, as (key, problem); shared by the model and `load_config`."""
     problems = []
-    keys = [s.get("label") or s.get("name") for s in strategies]
+    keys = [arm_key(s) for s in strategies]
     dup = sorted({k for k in keys if k is not None and keys.count(k) > 1})
     if dup:
         problems.append(("strategies", f"{', '.join(dup)} appear twice; give each a distinct `label`"))
@@ -249,7 +268,7 @@ def select_strategies(strategies: Any, names: list[str]) -> list[Any]:
         InputError: a name that is no arm of the experiment (with the closest arm).
     """
     arms = [s for s in strategies if isinstance(s, dict)] if isinstance(strategies, list) else []
-    keys = [str(s.get("label") or s.get("name")) for s in arms]
+    keys = [str(arm_key(s)) for s in arms]
     unknown = [n for n in names if n not in keys]
     if unknown:
         lines = [f"--strategies: {n!r} is not an arm of the experiment{did_you_mean(n, keys)} "

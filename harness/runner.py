@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ctxbench.harness.agent_setup import agent_fixed_variable, resolve_agents
 from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, resolve_experiment_path
 from ctxbench.harness.context import ContextOverflow
 from ctxbench.harness.errors import ExperimentAborted, InputError, validation_problems
@@ -74,7 +75,7 @@ def experiment_hash(config: ExperimentConfig, fixed: dict[str, str]) -> str:
     Two experiments with other strategies or repeats get different ids even when their fixed variables
     (`fixed_id`) agree.
     """
-    resolved = {k: v for k, v in config.model_dump(mode="json").items() if k not in _NOT_FIXED}
+    resolved = {k: v for k, v in config.as_record().items() if k not in _NOT_FIXED}
     return config_hash({"name": config.name, "config": resolved, "taskset": fixed.get("taskset")})[:16]
 
 
@@ -105,7 +106,10 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     check_gold_patches(taskset)
     interpreters = {t.id: resolve_interpreter(taskset.environment_for(t)) for t in taskset.tasks}
     check_test_commands(taskset, interpreters)
+    agents = resolve_agents(config, config_dir)
     fixed = fixed_variables(config, taskset, system_prompt)
+    if agents:  # experiments of the builtin loop alone keep the fixed variables they always had
+        fixed["agent"] = agent_fixed_variable(config, agents)
     experiment_id = experiment_hash(config, fixed)
     out = (output_dir or Path(config.output_dir or f"results/{config.name}-{_stamp()}")).resolve()
     check_output_dir(out, "--output" if output_dir else "output_dir")
@@ -113,7 +117,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
         check_ray(config.ray_address)
     return RunContext(config, taskset, system_prompt, interpreters,
                       choose_sandbox(config.sandbox, hide=(*taskset.folders(), repos, out)), out, experiment_id, fixed,
-                      resolve_prices(config.model))
+                      resolve_prices(config.model), agents)
 
 
 def check_output_dir(out: Path, key: str) -> None:
@@ -195,11 +199,12 @@ def manifest_for(ctx: RunContext) -> Manifest:
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         harness_version=__version__,
         fixed=ctx.fixed,
-        config=config.model_dump(mode="json"),
+        config=config.as_record(),
         system_prompt=ctx.system_prompt,
         taskset=TasksetInfo(name=ctx.taskset.name, path=str(ctx.taskset.path),
                             tasks=[t.id for t in ctx.taskset.tasks]),
-        strategies=[StrategyEntry(name=s.name, label=s.label,
+        strategies=[StrategyEntry(name=s.name, label=s.label or (s.key if s.key != s.name else None),
+                                  agent=ctx.agents[s.key].label if s.key in ctx.agents else "builtin",
                                   params=validate_params(s.name, s.params).model_dump(mode="json"))
                     for s in config.strategies],
         sandbox=SandboxInfo(requested=config.sandbox, used=ctx.sandbox.mode,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import tempfile
@@ -12,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.harness.agent import AgentOutcome, run_agent
+from ctxbench.harness.agent_config import AgentSpec
 from ctxbench.harness.config import ExperimentConfig
 from ctxbench.harness.context import Budget, fixed_tokens
+from ctxbench.harness.external_agent import ExternalRun, run_external
 from ctxbench.harness.failures import classify_failure
 from ctxbench.harness.models import make_model
 from ctxbench.harness.models.base import FatalModelError
@@ -23,10 +26,11 @@ from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.results_folder import transcript_path
 from ctxbench.harness.sandbox import Sandbox
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox, walk_files
+from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
 from ctxbench.harness.transcript import TranscriptWriter, compress_transcript, read_transcript
 from ctxbench.harness.validate import base_collection_failure
 from ctxbench.harness.workspace import Evaluation, Workspace, base_evaluation
+from ctxbench.harness.workspace_files import WorkspaceFiles
 from ctxbench.strategies import StrategyServices, create_strategy
 
 __all__ = ["RunSpec", "RunContext", "FinishedRun", "run_seed", "counter_for", "make_budget", "run_one",
@@ -64,6 +68,8 @@ class RunContext:
     """Hashes of the fixed variables (see runner.fixed_variables)."""
     prices: Prices | None = None
     """What a run's tokens cost (None: unknown, cost_usd left empty)."""
+    agents: dict[str, AgentSpec] = dataclasses.field(default_factory=dict)
+    """Arm key -> the external agent it runs (resolved); arms not here run the builtin loop."""
 
 
 @dataclass(frozen=True)
@@ -126,11 +132,17 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         ws = Workspace.create(task, ctx.interpreters[task.id], sandbox=ctx.sandbox,
                               output_cap=config.limits.tool_output_bytes, keep=config.keep_workspaces)
         model = (model_factory or (lambda t, c, s: make_model(config.model, t, c, s)))(task, budget.counter, spec.seed)
-        strategy = create_strategy(spec.strategy_name, spec.params, StrategyServices(model=model, repo=_RepoFiles(ws.root)))
-        toolbox = Toolbox(ws, config.limits.test_timeout_s, config.limits.tool_output_bytes)
-        history = History(ctx.system_prompt, task.problem_statement)
-        outcome = run_agent(history, strategy, model, toolbox, budget, config.limits,
-                            start + config.limits.run_timeout_s, transcript)
+        deadline = start + config.limits.run_timeout_s
+        agent = ctx.agents.get(spec.strategy)
+        if agent is not None:
+            external = ExternalRun(agent, spec.strategy_name, spec.params, config, ctx.sandbox, ctx.prices)
+            outcome = run_external(external, task, ws, model, budget.counter, transcript, deadline)
+        else:
+            strategy = create_strategy(spec.strategy_name, spec.params,
+                                       StrategyServices(model=model, repo=WorkspaceFiles(ws.root)))
+            toolbox = Toolbox(ws, config.limits.test_timeout_s, config.limits.tool_output_bytes)
+            outcome = run_agent(History(ctx.system_prompt, task.problem_statement), strategy, model, toolbox,
+                                budget, config.limits, deadline, transcript)
         patch, evaluation, fault = _judge(ctx, task, ws)
         reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok,
                                   taskset_fault=fault is not None)
@@ -141,7 +153,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
             tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
             context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=scrub(patch),
             workspace=_kept(ctx, ws),
-            error=scrub(outcome.detail) if reason == "model_error" else _taskset_fault_message(fault),
+            error=scrub(outcome.detail) if reason in ("model_error", "agent_error") else _taskset_fault_message(fault),
         )
     except FatalModelError:
         raise
@@ -219,17 +231,3 @@ def _taskset_fault_message(output: str | None) -> str | None:
 
 def _kept(ctx: RunContext, ws: Workspace | None) -> str | None:
     return str(ws.root) if ws is not None and ctx.config.keep_workspaces else None
-
-
-class _RepoFiles:
-    """RepoView over a workspace folder: current text files, read-only."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def paths(self) -> list[str]:
-        """The files the agent's tools see (`list_files` of the whole workspace)."""
-        return [p.relative_to(self.root).as_posix() for p in walk_files(self.root)[0]]
-
-    def read(self, path: str) -> str:
-        return (self.root / path).read_text(errors="replace")

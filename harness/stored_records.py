@@ -38,6 +38,7 @@ FailureReason = Literal[
     "invalid_action",    # max_invalid_actions malformed tool calls in a row
     "model_error",       # provider failures after retries
     "harness_error",     # a bug in ctxbench: traceback kept, the experiment goes on
+    "agent_error",       # an external agent exited non-zero or crashed: the end of its output kept
     "taskset_error",     # the tests cannot be collected at the base commit either: the taskset's fault
 ]
 FAILURE_REASONS: tuple[str, ...] = get_args(FailureReason)
@@ -116,6 +117,7 @@ class StrategyEntry(_Record):
     name: str = Field(description="Registered strategy name.")
     params: dict[str, Any] = Field(default_factory=dict, description="Parameters with every default filled in.")
     label: str | None = Field(None, description="Name in results; None means the strategy name.")
+    agent: str = Field("builtin", description="The agent the arm runs: `builtin` or the external agent's name.")
 
     @property
     def key(self) -> str:

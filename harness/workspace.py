@@ -58,6 +58,12 @@ class Workspace:
         copy_tree(str(template), str(root))
         return cls(root, task, python, sandbox, output_cap, scratch, template_state(template), template)
 
+    @property
+    def scratch(self) -> Path:
+        """The run's folder: the repository (`repo/`) and what the harness writes beside it."""
+        assert self._scratch is not None
+        return self._scratch
+
     def diff(self) -> str:
         """The agent's changes against the base commit, new files included (empty without asking
         git when `unchanged`).

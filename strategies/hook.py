@@ -21,6 +21,7 @@ from ctxbench.harness.chat_history import history_from_messages
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.context import Budget, Context, fixed_tokens
 from ctxbench.harness.protocols import Strategy
+from ctxbench.harness.records import History
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.strategies.registry import StrategyServices, create_strategy
 
@@ -40,10 +41,12 @@ class StrategyHook:
         self.context_window, self.max_output_tokens = context_window, max_output_tokens
         self.counter = counter or TokenCounter(tokenizer)  # a server lends its one counter (and count cache)
         self.test_commands = test_commands
+        self.history: History | None = None
+        """The History the last call read from its messages."""
 
     def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Context:
         """The context to send instead of `messages`, with the ledger of what the strategy did."""
-        history = history_from_messages(messages, self.test_commands)
+        history = self.history = history_from_messages(messages, self.test_commands)
         fixed = fixed_tokens(self.counter, history.system_prompt, tools or [])
         context = self.strategy.build(history, Budget(self.context_window, self.max_output_tokens, fixed,
                                                       self.counter))

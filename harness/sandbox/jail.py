@@ -120,6 +120,9 @@ class Sandbox:
     hide: tuple[str, ...] = ()
     """Folders (or files) the jailed command must not see, besides the harness user's home."""
     limits: ResourceLimits = field(default_factory=ResourceLimits)
+    keep: tuple[str, ...] = ()
+    """Folders bound back read-only where a hidden or private folder covers them (an external agent's
+    installation), besides the command's interpreter."""
 
     def wrap(self, argv: list[str], workdir: Path, writable: Path | None = None) -> list[str]:
         """`argv` inside the jail (unchanged under `none`), writable only in `writable` (else `workdir`)."""
@@ -127,5 +130,5 @@ class Sandbox:
             return argv
         hide = [Path(p).absolute() for p in (str(Path.home()), *self.hide)]
         hide = [h for h in hide if h != Path("/")]
-        keep = _kept_prefixes(argv[0] if argv else "", tuple(hide))
+        keep = [*_kept_prefixes(argv[0] if argv else "", tuple(hide)), *(Path(k) for k in self.keep)]
         return [*bwrap_args(writable or workdir, workdir, hide, keep, self.limits.tmp_size), "--", *argv]

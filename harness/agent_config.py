@@ -1,0 +1,84 @@
+"""The `agent` key: which agent an arm runs, ctxbench's own loop or any program the user ships."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["AgentSpec", "BUILTIN", "arm_key", "PLACEHOLDERS"]
+
+BUILTIN = "builtin"
+
+PLACEHOLDERS = ("{statement}", "{statement_file}", "{model}", "{base_url}", "{workspace}")
+"""What an agent's command and environment may contain, replaced for each run (docs/agents.md)."""
+
+
+class AgentSpec(BaseModel):
+    """An agent: `builtin` (ctxbench's own loop), or a command run in the run's workspace against the
+    run's gateway (docs/agents.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, description="Name in results; default `builtin`, or the command's program name.")
+    command: list[str] | None = Field(None, min_length=1, description="The agent's command line (argv); none for the builtin loop. Placeholders: {statement}, {statement_file}, {model}, {base_url}, {workspace}; the statement is also on its standard input.")
+    env: dict[str, str] = Field(default_factory=dict, description="Variables set for the agent (placeholders allowed), besides OPENAI_BASE_URL, OPENAI_API_KEY and CTXBENCH_MODEL.")
+    version_command: list[str] | None = Field(None, min_length=1, description="Prints the agent's installed version; its output is a fixed variable.")
+    config_files: list[str] = Field(default_factory=list, description="The agent's own config files (relative to the experiment file): their content is a fixed variable.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if data == BUILTIN:
+            return {}
+        if isinstance(data, str):
+            raise ValueError(f"expected `{BUILTIN}` or a mapping with a `command`, not {data!r}")
+        return data
+
+    @model_validator(mode="after")
+    def _builtin_has_no_settings(self) -> AgentSpec:
+        if self.command is None:
+            given = [k for k in ("env", "version_command", "config_files") if getattr(self, k)]
+            if given:
+                raise ValueError(f"{', '.join(given)} need a `command` (the builtin loop takes none)")
+        return self
+
+    @property
+    def builtin(self) -> bool:
+        return self.command is None
+
+    @property
+    def label(self) -> str:
+        return self.name or (program_name(self.command) if self.command else BUILTIN)
+
+
+_INTERPRETERS = ("python", "node", "bash", "sh", "uv", "npx")
+
+
+def program_name(command: list[str]) -> str:
+    """What to call an agent by its command: the program, or the script or module an interpreter runs."""
+    program = Path(command[0]).name
+    if not program.startswith(_INTERPRETERS) or len(command) < 2:
+        return program
+    if command[1] == "-m" and len(command) > 2:
+        return command[2]
+    return program if command[1].startswith("-") else Path(command[1]).stem
+
+
+def arm_key(arm: dict[str, Any]) -> str | None:
+    """An arm's name in results, from its raw mapping: its `label`, else `AGENT/STRATEGY` when the arm
+    sets its own agent, else the strategy's name."""
+    if arm.get("label"):
+        return str(arm["label"])
+    name = arm.get("name")
+    agent = arm.get("agent")
+    if agent is None or name is None:
+        return None if name is None else str(name)
+    if agent == BUILTIN:
+        return f"{BUILTIN}/{name}"
+    if isinstance(agent, dict):
+        command = agent.get("command")
+        program = program_name([str(w) for w in command]) if isinstance(command, list) and command else BUILTIN
+        return f"{agent.get('name') or program}/{name}"
+    return str(name)

@@ -1,0 +1,159 @@
+"""One run of an external agent: its gateway route, the agent contained in the run's workspace, and
+what the run spent and why it stopped.
+
+The agent runs as the tests do (the sandbox's jail and limits, its whole group killed at the end),
+with the run's folder as the only place it may write and a relay (`ctxbench.harness.relay`) as its
+parent: the relay's loopback port is the only network the agent has, and it leads to this run's
+gateway route and nowhere else. The agent gets `OPENAI_BASE_URL`, `OPENAI_API_KEY` (a token for this
+run only, never the real key) and `CTXBENCH_MODEL`; the statement on standard input, and in its
+command where it asks for it (`{statement}`, `{statement_file}`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ctxbench.harness import relay
+from ctxbench.harness.agent import AgentOutcome
+from ctxbench.harness.agent_config import AgentSpec
+from ctxbench.harness.agent_route import AgentRoute
+from ctxbench.harness.chat_server import make_unix_server
+from ctxbench.harness.config import ExperimentConfig
+from ctxbench.harness.pricing import Prices
+from ctxbench.harness.protocols import Model
+from ctxbench.harness.records import History, Task, TranscriptEnd
+from ctxbench.harness.redact import scrub
+from ctxbench.harness.sandbox import Sandbox, run_contained
+from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.transcript import TranscriptWriter
+from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.workspace_files import WorkspaceFiles
+from ctxbench.strategies.hook import StrategyHook
+from ctxbench.strategies.registry import StrategyServices
+
+__all__ = ["ExternalRun", "run_external", "ERROR_TAIL_BYTES"]
+
+ERROR_TAIL_BYTES = 4000
+"""How much of a failed agent's output its run keeps (the end, where the error is)."""
+
+_RELAY_SOURCE = inspect.getsource(relay)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalRun:
+    """What one external run needs besides its workspace."""
+
+    agent: AgentSpec
+    strategy: str
+    params: dict[str, object]
+    config: ExperimentConfig
+    sandbox: Sandbox
+    prices: Prices | None
+
+
+def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, counter: TokenCounter,
+                 transcript: TranscriptWriter, deadline: float) -> AgentOutcome:
+    """Run the agent against its own gateway route until it exits, the gateway ends the run or the
+    run's time is up. Fatal provider errors propagate (after the agent is gone)."""
+    config = run.config
+    outcome = AgentOutcome("finished", History("", task.problem_statement))
+    folder = ws.scratch / "agent"
+    folder.mkdir()
+    statement = folder / "statement.md"
+    statement.write_text(task.problem_statement)
+    hook = StrategyHook(run.strategy, dict(run.params), context_window=config.model.context_window,
+                        max_output_tokens=config.model.max_output_tokens, tokenizer=config.model.tokenizer,
+                        services=StrategyServices(model=model, repo=WorkspaceFiles(ws.root)),
+                        test_commands=(task.test_cmd,), counter=counter)
+    route = AgentRoute(hook, model, config.model.name, config.limits, config.model.context_window, transcript,
+                       outcome, folder / "stop", run.prices)
+    token = secrets.token_urlsafe(24)
+    server = make_unix_server(route, folder / "gateway.sock", token)
+    serving = threading.Thread(target=server.serve_forever, name="agent-route", daemon=True)
+    serving.start()
+    try:
+        result = _contained(run, ws, folder, statement, token, deadline)
+    finally:
+        server.shutdown()
+        server.server_close()
+        serving.join()
+    route.flush()
+    _clear_beside_repo(ws)
+    if route.fatal is not None:
+        raise route.fatal
+    if route.stop is not None:
+        outcome.stop, outcome.detail = route.stop
+    elif result.timed_out:
+        outcome.stop, outcome.detail = "timeout", f"the agent was still running at the run's time limit"
+    elif result.exit_code != 0 or result.limit_hit:
+        outcome.stop = "agent_error"
+        code = "killed: more than its process limit" if result.limit_hit else f"exit code {result.exit_code}"
+        outcome.detail = f"the agent ended with {code}; its output ends:\n" + scrub(result.output)[-ERROR_TAIL_BYTES:]
+    transcript.end(TranscriptEnd(stop=outcome.stop, detail=outcome.detail, turns=outcome.turns))
+    outcome.tool_s = result.seconds
+    return outcome
+
+
+def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, token: str, deadline: float):
+    agent = run.agent
+    assert agent.command is not None
+    model_name = run.config.model.name
+    home = Path("/tmp") if run.sandbox.mode == "bwrap" else folder / "home"
+    home.mkdir(exist_ok=True)
+    values = {"{statement}": statement.read_text(), "{statement_file}": str(statement), "{model}": model_name,
+              "{workspace}": str(ws.root)}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": "/tmp",
+           **{k: _fill(v, values) for k, v in agent.env.items()},
+           "OPENAI_API_KEY": token, "CTXBENCH_MODEL": model_name}
+    argv = [sys.executable, "-I", "-c", _RELAY_SOURCE, str(folder / "gateway.sock"), str(statement),
+            str(folder / "stop"), "--", *(_fill(w, values) for w in agent.command)]
+    sandbox = dataclasses.replace(run.sandbox, keep=kept_folders(agent.command))
+    timeout = max(1.0, deadline - time.monotonic())
+    try:
+        return run_contained(argv, ws.root, timeout, env, sandbox, run.config.limits.tool_output_bytes,
+                             writable=ws.scratch)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RuntimeError(f"the agent could not be started: {exc}") from exc
+
+
+def kept_folders(command: list[str]) -> tuple[str, ...]:
+    """What the jail binds back for an agent's command, where the home folder or /tmp covers it: the
+    program's installation (the folder above its `bin/`, e.g. its virtual environment), and each file
+    the command names (with its folder), never the home folder itself."""
+    home = Path.home().absolute()
+    program = Path(command[0])
+    kept: set[Path] = set()
+    for exe in (program, Path(os.path.realpath(program))):
+        kept.add(exe.parent.parent if exe.parent.name == "bin" and exe.parent.parent != home else exe.parent)
+    for word in command[1:]:
+        path = Path(word)
+        if path.is_absolute() and path.exists():
+            kept.add(path if path.is_dir() or path.parent == home else path.parent)
+    return tuple(sorted(str(p) for p in kept if p not in (Path("/"), home)))
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace(key, value)
+    return text
+
+
+def _clear_beside_repo(ws: Workspace) -> None:
+    """Remove whatever the agent left in the run's folder outside the repository, so that nothing it
+    wrote there can reach the evaluation."""
+    for entry in ws.scratch.iterdir():
+        if entry.name == "repo":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
