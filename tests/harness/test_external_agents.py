@@ -1,0 +1,110 @@
+"""External agents as arms: their runs recorded, the limits held at the gateway, bad input refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from ctxbench.harness.cli import cli
+from ctxbench.harness.records import TranscriptEnd, TranscriptTurn
+from ctxbench.harness.transcript import read_transcript
+
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+
+
+def experiment(tmp_path: Path, **fields) -> Path:
+    shutil.copy(AGENTS / "probe_agent.py", tmp_path)
+    data = {"name": "probe", "taskset": {"path": "smoke", "limit": 1}, "repeats": 1, "workers": 1, "sandbox": "none",
+            "strategies": [{"name": "baseline"}],
+            "agent": {"command": [sys.executable, "probe_agent.py", "10"]}, **fields}
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def run(tmp_path: Path, exp: Path, *args: str):
+    out = tmp_path / "out"
+    return CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report", *args]), out
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+
+
+def test_max_turns_is_held_at_the_gateway_and_every_call_is_a_transcript_turn(tmp_path):
+    result, out = run(tmp_path, experiment(tmp_path, limits={"max_turns": 3}))
+    assert result.exit_code == 0, result.output
+    [r] = records(out)
+    assert r["failure_reason"] == "max_turns" and r["turns"] == 3 and r["prompt_tokens"] > 0
+    transcript = list(read_transcript(next((out / "transcripts").rglob("*.jsonl.gz"))))
+    turns = [t for t in transcript if isinstance(t, TranscriptTurn)]
+    end = next(t for t in transcript if isinstance(t, TranscriptEnd))
+    assert [t.turn for t in turns] == [0, 1, 2] and end.stop == "max_turns"
+    assert [len(t.observations) for t in turns] == [1, 1, 0]  # the last reply's results never came back
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["strategies"][0]["agent"] == "probe_agent" and len(manifest["fixed"]["agent"]) == 64
+
+
+def test_arms_may_differ_in_the_agent_and_the_manifest_says_the_agent_is_varied(tmp_path):
+    exp = experiment(tmp_path, strategies=[{"name": "baseline"}, {"name": "baseline", "agent": "builtin"}],
+                     limits={"max_turns": 2})
+    result, out = run(tmp_path, exp)
+    assert result.exit_code == 0, result.output
+    assert sorted(r["strategy"] for r in records(out)) == ["baseline", "builtin/baseline"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["fixed"]["agent"] == "varied by the arms: builtin, probe_agent"
+    assert [s["agent"] for s in manifest["strategies"]] == ["probe_agent", "builtin"]
+
+
+def test_a_request_over_the_window_is_refused_as_openai_refuses_it(tmp_path):
+    exp = experiment(tmp_path, model={"context_window": 1300, "max_output_tokens": 256})
+    result, out = run(tmp_path, exp)
+    assert result.exit_code == 0, result.output
+    [r] = records(out)
+    assert r["failure_reason"] == "context_overflow"
+
+
+def test_an_agent_that_fails_is_an_agent_error_with_its_output_kept(tmp_path):
+    exp = experiment(tmp_path, agent={"command": [sys.executable, "-c", "import sys; sys.exit('agent gave up')"]})
+    result, out = run(tmp_path, exp)
+    assert result.exit_code == 0, result.output
+    [r] = records(out)
+    assert r["failure_reason"] == "agent_error" and "agent gave up" in r["error"] and "exit code 1" in r["error"]
+
+
+def assert_refused(result, out: Path, *words: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.output.count("error:") == 1 and "Traceback" not in result.output, result.output
+    assert all(w in result.output for w in words), result.output
+    assert not out.exists()
+
+
+def test_an_agent_program_that_does_not_exist_is_refused(tmp_path):
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["./no-such-agent", "x"]}))
+    assert_refused(result, out, "agent.command", "no-such-agent", "does not exist")
+
+
+def test_an_agent_program_that_is_not_executable_is_refused(tmp_path):
+    (tmp_path / "agent.sh").write_text("echo hi\n")
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["./agent.sh"]}))
+    assert_refused(result, out, "agent.command", "agent.sh", "not an executable file")
+
+
+def test_an_agent_not_on_path_is_refused(tmp_path):
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["no-such-agent-on-path"]}))
+    assert_refused(result, out, "no-such-agent-on-path", "not a program on PATH")
+
+
+def test_an_agent_key_with_an_unknown_field_is_refused(tmp_path):
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["true"], "comand": ["x"]}))
+    assert_refused(result, out, "agent.comand", "unknown key")
+
+
+def test_a_failing_version_command_is_refused(tmp_path):
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["true"], "version_command": ["false"]}))
+    assert_refused(result, out, "version_command", "exit 1")
