@@ -108,3 +108,15 @@ def test_an_agent_key_with_an_unknown_field_is_refused(tmp_path):
 def test_a_failing_version_command_is_refused(tmp_path):
     result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["true"], "version_command": ["false"]}))
     assert_refused(result, out, "version_command", "exit 1")
+
+
+def test_a_masking_arm_masks_the_external_agents_observations(tmp_path):
+    exp = experiment(tmp_path, strategies=[{"name": "observation_masking", "params": {"keep_recent": 2}}],
+                     limits={"max_turns": 6})
+    result, out = run(tmp_path, exp)
+    assert result.exit_code == 0, result.output
+    turns = [t for t in read_transcript(next((out / "transcripts").rglob("*.jsonl.gz"))) if isinstance(t, TranscriptTurn)]
+    masked = [a for t in turns for a in t.ledger.actions if a.kind == "masked"]
+    observed = {o.call_id for t in turns for o in t.observations}
+    assert masked and {a.target for a in masked} <= observed
+    assert all(a.kind != "masked" for t in turns[:3] for a in t.ledger.actions)  # nothing to mask before turn 3
