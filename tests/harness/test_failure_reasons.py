@@ -38,6 +38,7 @@ SCRIPTS = {
     "model_error": ([TransientModelError("503 after 4 retries")], {}),
     "harness_error": ([RuntimeError("a bug in the harness")], {}),
     "taskset_error": ([edit(*GOLD), FINISH], {}),  # on a copy of the taskset whose tests cannot be collected
+    "agent_error": ([], {"agent": "{command: [sh, -c, 'echo the agent failed; exit 3']}"}),  # an external agent
 }
 
 
@@ -70,6 +71,8 @@ def test_each_failure_reason_is_produced(experiment_file, tmp_path, smoke_dir, e
     assert result.failure_reason == expected, result.error
     if expected == "harness_error":
         assert "a bug in the harness" in result.error
+    if expected == "agent_error":
+        assert "exit code 3" in result.error and "the agent failed" in result.error
     if expected == "taskset_error":
         assert "values[mid - 1]" in result.patch and "ImportError: no such plugin" in result.error
     if expected == "max_turns":
