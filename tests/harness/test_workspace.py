@@ -136,7 +136,7 @@ def test_sweep_removes_folders_of_dead_processes_only(smoke_dir, tmp_path, monke
 
 def test_strategies_see_the_files_the_tools_list(smoke_dir):
     """file_selector's repository view lists what `list_files` lists: no .git, caches or symlinks."""
-    from ctxbench.harness.single_run import _RepoFiles
+    from ctxbench.harness.workspace_files import WorkspaceFiles
     from ctxbench.harness.tools import Toolbox
 
     task = _task(smoke_dir, "calc-median-even-length")
@@ -145,7 +145,7 @@ def test_strategies_see_the_files_the_tools_list(smoke_dir):
         (ws.root / "calc" / "__pycache__").mkdir()
         (ws.root / "calc" / "__pycache__" / "ops.cpython-311.pyc").write_bytes(b"\0")
         (ws.root / "calc" / "link.py").symlink_to(ws.root / "calc" / "ops.py")
-        paths = _RepoFiles(ws.root).paths()
+        paths = WorkspaceFiles(ws.root).paths()
         assert "calc/ops.py" in paths and "tests/test_stats.py" in paths
         assert not [p for p in paths if ".git/" in p or "__pycache__" in p or p == "calc/link.py"]
         listing = Toolbox(ws, 60, 200_000)._tool_list_files()[0]
