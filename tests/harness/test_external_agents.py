@@ -120,3 +120,10 @@ def test_a_masking_arm_masks_the_external_agents_observations(tmp_path):
     observed = {o.call_id for t in turns for o in t.observations}
     assert masked and {a.target for a in masked} <= observed
     assert all(a.kind != "masked" for t in turns[:3] for a in t.ledger.actions)  # nothing to mask before turn 3
+
+
+def test_the_token_budget_is_held_at_the_gateway(tmp_path):
+    result, out = run(tmp_path, experiment(tmp_path, limits={"max_tokens_per_run": 1000}))
+    assert result.exit_code == 0, result.output
+    [r] = records(out)
+    assert r["failure_reason"] == "token_budget" and r["total_tokens"] >= 1000 and 1 < r["turns"] < 10
