@@ -31,7 +31,7 @@ SHELL_TOOLS = frozenset({"bash", "shell", "execute_bash", "run_shell_command", "
 _OWN_TOOLS: dict[str, ObservationKind] = {"read_file": "file_read", "search": "search", "list_files": "listing",
                                           "edit_file": "edit", "write_file": "edit", "run_tests": "test_run",
                                           "finish": "finish"}
-_FENCE = re.compile(r"```(?:bash|sh|shell|console)?[ \t]*\n(.*?)```", re.S)
+_FENCE = re.compile(r"```(?:bash|sh|shell|console|mswea_bash_command)?[ \t]*\n(.*?)```", re.S)
 
 
 def message_text(message: dict[str, Any]) -> str:

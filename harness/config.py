@@ -9,7 +9,8 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer,
+                      model_validator)
 
 from ctxbench.harness.agent_config import AgentSpec, arm_key
 from ctxbench.harness.errors import InputError, did_you_mean, validation_details, validation_problems
@@ -42,6 +43,19 @@ class SimParams(_Strict):
     slip_rate: float = Field(0.03, ge=0, le=1, description="Chance that an edit is wrong (s).")
     read_window: int = Field(60, ge=5, description="Lines read around a line of interest (search hit, traceback frame).")
     max_searches: int = Field(6, ge=1, description="Most names from the task statement it will search for.")
+    dialect: Literal["auto", "native", "bash", "bash_text"] = Field("auto", description="How it acts: `native` (ctxbench's tools), `bash` (one call of a `bash` tool per reply), `bash_text` (one fenced shell command in the reply's text, no tool call), or `auto`: `bash` when the request offers a tool named `bash`, else `native`.")
+    submit_command: str = Field("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", min_length=1, description="The command it submits with in the bash dialects (mini-swe-agent's convention by default).")
+    fence: str = Field("mswea_bash_command", pattern=r"^[\w-]*$", description="The info string of the fenced block that holds its command in `bash_text` (mini-swe-agent's text-based format by default).")
+
+    @model_serializer(mode="wrap")
+    def _without_default_dialect(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dialect keys are left out where they keep their defaults, so that an experiment's config
+        hash (its id, its fixed variables) is the one it had before these keys existed."""
+        data: dict[str, Any] = handler(self)
+        for key in ("dialect", "submit_command", "fence"):
+            if getattr(self, key) == type(self).model_fields[key].default:
+                data.pop(key, None)
+        return data
 
 
 class Pricing(_Strict):

@@ -125,7 +125,8 @@ class Gateway:
             seed: int = requested if isinstance(requested, int) else (self.model.seed or 0)
             model = self._upstream or SimModel(self.model.sim, task.patch if task else "", self.counter,
                                                self.model.context_window, self.model.max_output_tokens, seed,
-                                               self.cache)
+                                               self.cache, test_cmd=task.test_cmd if task else (),
+                                               statement=task.problem_statement if task else None)
             hook = StrategyHook(self.strategy, self.params, context_window=self.model.context_window,
                                 max_output_tokens=self.model.max_output_tokens, tokenizer=self.model.tokenizer,
                                 services=StrategyServices(model=model),

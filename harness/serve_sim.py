@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ctxbench.harness.chat_history import message_text
 from ctxbench.harness.chat_server import (ChatReply, check_chat_request, completion_reply, error_reply, models_reply,
                                           make_server)
 from ctxbench.harness.config import ModelConfig
@@ -26,26 +27,30 @@ __all__ = ["SimBackend", "TaskFinder", "unknown_task", "make_server"]
 class TaskFinder:
     """Finds a request's task by its problem statement in the first user message, as it is or wrapped.
 
-    Agents wrap the statement in their own instance template ("Please solve this issue: ..."): a
-    statement that appears inside the message is found too; where several do, the longest.
+    Agents wrap the statement in their own instance template ("Please solve this issue: ...",
+    `<pr_description>` tags), after a system message or not: a statement that appears inside the
+    message is found too, its whitespace compared as runs of one space (templates re-indent);
+    where several do, the longest.
     """
 
     def __init__(self, tasks: tuple[Task, ...]) -> None:
         self._exact: dict[str, Task] = {}
         for task in tasks:
             self._exact.setdefault(task.problem_statement.strip(), task)
-        self._longest_first = sorted(self._exact.items(), key=lambda item: -len(item[0]))
+        self._longest_first = sorted(((_spaced(s), t) for s, t in self._exact.items()), key=lambda item: -len(item[0]))
 
     def __call__(self, messages: list[dict[str, Any]]) -> Task | None:
         first = next((m for m in messages if m.get("role") == "user"), None)
-        content = first.get("content") if first else None
-        if not isinstance(content, str):
-            return None
-        text = content.strip()
+        text = message_text(first).strip() if first else ""
         exact = self._exact.get(text)
-        if exact is not None:
+        if exact is not None or not text:
             return exact
-        return next((task for statement, task in self._longest_first if statement and statement in text), None)
+        spaced = _spaced(text)
+        return next((task for statement, task in self._longest_first if statement and statement in spaced), None)
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
 
 
 def unknown_task(taskset: Taskset, server: str) -> ChatReply:
@@ -83,7 +88,8 @@ class SimBackend:
         max_output = request.get("max_tokens") or request.get("max_completion_tokens") or self.model.max_output_tokens
         seed = request.get("seed")
         sim = SimModel(self.model.sim, task.patch if task else "", self.counter, self.model.context_window,
-                       int(max_output), int(seed) if seed is not None else 0, self.cache)
+                       int(max_output), int(seed) if seed is not None else 0, self.cache,
+                       test_cmd=task.test_cmd if task else (), statement=task.problem_statement if task else None)
         try:
             with self._lock:
                 completion = sim.complete(messages, tools)

@@ -16,7 +16,8 @@ from typing import Literal
 
 from ctxbench.harness.placeholders import exit_code
 
-__all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status"]
+__all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status", "search_pattern",
+           "here_document"]
 
 CommandKind = Literal["file_read", "search", "listing", "edit", "test_run", "finish", "command"]
 
@@ -174,6 +175,45 @@ def _head_range(words: list[str]) -> tuple[int, int] | None:
         if flag == "-n" and value.isdigit():
             return 1, int(value)
     return None
+
+
+_GREP_VALUED = {"-e", "--regexp", "-f", "--file", "-m", "--max-count", "-A", "-B", "-C", "--include", "--exclude",
+                "--exclude-dir", "-g", "--glob", "-t", "--type"}
+"""Searcher options that take the next word as their value."""
+
+
+def search_pattern(command: str) -> str | None:
+    """What a search command (`grep -rn 'def median' .`, `grep -e X`, `rg X`, `git grep X`) looks for:
+    its pattern as written, None when the command is no search."""
+    for part in re.split(r"&&|\|\||;|\n", command):
+        words = _words(_split_unquoted(part, "|")[0])
+        if words[:2] == ["git", "grep"]:
+            words = words[1:]
+        if _program(words) not in _SEARCHERS:
+            continue
+        rest = iter(words[1:])
+        for word in rest:
+            if word in ("-e", "--regexp"):
+                return next(rest, None)
+            if word.startswith("--regexp="):
+                return word.split("=", 1)[1]
+            if word == "--":
+                return next(rest, None)
+            if word in _GREP_VALUED:
+                next(rest, None)
+            elif not word.startswith("-"):
+                return word
+    return None
+
+
+def here_document(command: str) -> str | None:
+    """The text of the command's first here-document (without its closing delimiter line), if any."""
+    match = _HEREDOC.search(command)
+    if match is None or "\n" not in command:
+        return None
+    lines = command.split("\n")[1:]
+    end = next((k for k, line in enumerate(lines) if line.strip() == match.group(1)), len(lines))
+    return "\n".join(lines[:end])
 
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^returncode:\s*(-?\d+)", re.M)

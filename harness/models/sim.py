@@ -36,6 +36,7 @@ from typing import Any
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
+from ctxbench.harness.models.simbash import Dialect, command_of, dialect_for, native_messages, shell_command, stable_messages
 from ctxbench.harness.models.simmemory import summarize_request
 from ctxbench.harness.models.simrules import Action, explore, situation
 from ctxbench.harness.models.simview import TestRun, View, contains, read_view
@@ -107,7 +108,10 @@ class SimModel:
     """The simulated model for one task (its reference fix is the oracle)."""
 
     def __init__(self, params: SimParams, gold_patch: str, counter: TokenCounter, context_window: int,
-                 max_output_tokens: int, seed: int, cache: PromptCache | None = None) -> None:
+                 max_output_tokens: int, seed: int, cache: PromptCache | None = None,
+                 test_cmd: tuple[str, ...] = (), statement: str | None = None) -> None:
+        """`test_cmd` and `statement` (the task's test command and problem statement) serve the bash
+        dialects: the command it runs the tests with, and the task it reads inside an agent's template."""
         self.p = params
         self.cache = cache or PromptCache()
         self.hunks: list[Hunk] = [h for h in parse_patch(gold_patch)]
@@ -116,14 +120,15 @@ class SimModel:
         self.window = context_window
         self.max_output = max_output_tokens
         self.seed = seed
+        self.test_cmd, self.statement = test_cmd, statement
 
     # -- entry point ---------------------------------------------------------------------------
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        dialect = dialect_for(self.p, tools)
+        if dialect != "native":
+            return self._complete_in_shell(messages, tools, dialect)
         prompt = self.counter.count_messages(messages) + self.counter.count_tools(tools)
-        if prompt + self.max_output > self.window:
-            raise ContextLengthExceeded(
-                f"This model's maximum context length is {self.window} tokens. However, you requested "
-                f"{prompt + self.max_output} tokens ({prompt} in the messages, {self.max_output} in the completion).")
+        self._check_window(prompt)
         digest = hashlib.sha256(json.dumps([self.seed, messages], sort_keys=True).encode()).hexdigest()
         rng = random.Random(int(digest[:16], 16))
         cached = self.cache.cached(self.counter, messages, tools)
@@ -133,6 +138,37 @@ class SimModel:
         text, name, args = self._decide(messages, prompt, rng)
         call = ToolCall(f"call_{digest[:10]}", name, json.dumps(args, sort_keys=True))
         completion_tokens = self.counter.count(text) + self.counter.count(name) + self.counter.count(call.arguments)
+        return Completion(text, (call,), Usage(prompt, completion_tokens, cached))
+
+    def _check_window(self, prompt: int) -> None:
+        if prompt + self.max_output > self.window:
+            raise ContextLengthExceeded(
+                f"This model's maximum context length is {self.window} tokens. However, you requested "
+                f"{prompt + self.max_output} tokens ({prompt} in the messages, {self.max_output} in the completion).")
+
+    def _complete_in_shell(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                           dialect: Dialect) -> Completion:
+        """A reply in a bash dialect: the native decision on the conversation read as native calls,
+        written as one shell command (a `bash` tool call, or a fenced block in `bash_text`). The
+        request is read, counted and hashed without durations and addresses (`stable_messages`)."""
+        stable = stable_messages(messages)
+        prompt = self.counter.count_messages(stable) + self.counter.count_tools(tools)
+        self._check_window(prompt)
+        digest = hashlib.sha256(json.dumps([self.seed, stable], sort_keys=True).encode()).hexdigest()
+        rng = random.Random(int(digest[:16], 16))
+        cached = self.cache.cached(self.counter, stable, tools)
+        if is_summary_request(messages, tools):
+            text = self._summarize(messages)
+            return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
+        native, sizes = native_messages(stable, self.p, self.test_cmd, self.statement,
+                                        [self.counter.count_message(m) for m in stable])
+        text, name, args = self._decide(native, prompt, rng, sizes)
+        command = shell_command(name, args, self.p, self.test_cmd, self.hunks)
+        if dialect == "bash_text":
+            reply = command_of(text, command, dialect, self.p.fence)
+            return Completion(reply, (), Usage(prompt, self.counter.count(reply), cached))
+        call = ToolCall(f"call_{digest[:10]}", "bash", json.dumps({"command": command}))
+        completion_tokens = self.counter.count(text) + self.counter.count(call.name) + self.counter.count(call.arguments)
         return Completion(text, (call,), Usage(prompt, completion_tokens, cached))
 
     def _applied(self, v: View) -> set[str]:
@@ -180,9 +216,10 @@ class SimModel:
         return noise / total if total else 0.0
 
     # -- deciding ------------------------------------------------------------------------------
-    def _decide(self, messages: list[dict[str, Any]], prompt: int, rng: random.Random) -> Action:
+    def _decide(self, messages: list[dict[str, Any]], prompt: int, rng: random.Random,
+                sizes: list[int] | None = None) -> Action:
         """Finish or test when the fix is in; else write a hunk it notices; else explore (`simrules`)."""
-        v = read_view(messages, self.counter)
+        v = read_view(messages, self.counter, sizes)
         applied = self._applied(v)
         last_edit, tests = v.timeline()
         tested_after_edit = bool(tests) and last_edit is not None and tests[-1][0] > last_edit

@@ -139,10 +139,11 @@ class View:
                 for c in self.memory.calls)
 
 
-def read_view(messages: list[dict[str, Any]], counter: TokenCounter) -> View:
-    """The view of a request's messages."""
+def read_view(messages: list[dict[str, Any]], counter: TokenCounter, sizes: list[int] | None = None) -> View:
+    """The view of a request's messages; `sizes` are their tokens where they stand for other messages
+    (the bash dialect's commands read as native calls), else they are counted."""
     v = View()
-    sizes = [counter.count_message(m) for m in messages]
+    sizes = sizes if sizes is not None else [counter.count_message(m) for m in messages]
     v.tokens = sum(sizes) or 1
     acc = 0
     for i, (m, size) in enumerate(zip(messages, sizes)):

@@ -1,0 +1,367 @@
+"""The simulator's `bash` dialect: it acts through one shell, as mini-swe-agent or SWE-agent do.
+
+Two directions, so that the rules of `ctxbench.harness.models.sim` stay the one policy:
+
+- `native_messages` reads a conversation of shell commands (calls of a `bash` tool, or one fenced
+  command per text reply, answered by a user message) as the native tool calls and results they
+  stand for: `nl -ba F | sed -n 'A,Bp'` is a `read_file` whose output becomes a numbered excerpt,
+  `grep -rn X .` a `search` with its hits, a here-doc'd `git apply` an `edit_file`, the task's test
+  command a `run_tests` whose pytest output closes with its exit code. Outputs are read inside the
+  agent's wrapping (`<returncode>`/`<output>`, mini-swe-agent's JSON observation, or plain); a
+  placeholder that a strategy put in an output's place is left as it is, so it hides what it hides
+  from a native read.
+- `shell_command` writes a native action as a real command run in the repository's root.
+
+Test outputs are read without what changes from run to run (durations, object addresses), as the
+native tools write them, so the same behaviour gives the same view and the same replies.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+import shlex
+from pathlib import PurePosixPath
+from typing import Any, Literal
+
+from ctxbench.harness.chat_history import SHELL_TOOLS, fenced_command, message_text
+from ctxbench.harness.config import SimParams
+from ctxbench.harness.models.goldpatch import Hunk
+from ctxbench.harness.placeholders import dropped_output, exit_marker, is_omission, omission
+from ctxbench.harness.rendering import render_excerpt
+from ctxbench.harness.shell_reading import SUBMIT_MARKER, exit_status, here_document, read_command, search_pattern
+
+__all__ = ["Dialect", "dialect_for", "stable_messages", "native_messages", "shell_command", "command_of"]
+
+Dialect = Literal["native", "bash", "bash_text"]
+NativeCall = tuple[str, dict[str, Any]]
+
+_DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
+_GREP_HIT = re.compile(r"^(?:\./)?(?P<path>[^\s:]+):(?P<line>\d+):(?P<text>.*)$")
+_TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
+        for name in ("output", "output_head", "output_tail", "elided_chars")}
+_JSON_STRING = re.compile(r'"(output|output_head|output_tail)":\s*"((?:[^"\\]|\\.)*)"?', re.S)
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
+
+
+def dialect_for(p: SimParams, tools: list[dict[str, Any]]) -> Dialect:
+    """The dialect of a reply: the configured one, or (`auto`) `bash` when a `bash` tool is offered."""
+    if p.dialect != "auto":
+        return p.dialect
+    offered = {(t.get("function") or {}).get("name") for t in tools if isinstance(t, dict)}
+    return "bash" if "bash" in offered else "native"
+
+
+def stable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with their text content stripped of durations and object addresses."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, str) and m.get("role") in ("tool", "user"):
+            m = {**m, "content": _ADDRESS.sub("0x…", _DURATION.sub(" in <time>", content))}
+        out.append(m)
+    return out
+
+
+# -- reading -------------------------------------------------------------------------------------------
+
+class _Reader:
+    """Reads one conversation's commands and outputs as native calls and results."""
+
+    def __init__(self, p: SimParams, test_cmd: tuple[str, ...]) -> None:
+        self.submit = p.submit_command.strip()
+        self.fence = p.fence
+        self.test_commands = (test_cmd,) if test_cmd else ()
+        self.marker = SUBMIT_MARKER if SUBMIT_MARKER in self.submit else ""
+        """read_command's marker: the default one, or none (then only the configured command submits)."""
+
+    def call(self, command: str) -> NativeCall:
+        """The native call a command stands for (`bash` with the command when it is none of them)."""
+        if command.strip() == self.submit:
+            return "finish", {}
+        reading = read_command(command, self.test_commands, self.marker)
+        path = _relative(reading.path) if reading.path else None
+        if reading.kind == "finish":
+            return "finish", {}
+        if reading.kind == "test_run":
+            return "run_tests", {}
+        if reading.kind == "file_read" and path:
+            lines = {"start_line": reading.line_range[0], "end_line": reading.line_range[1]} if reading.line_range else {}
+            return "read_file", {"path": path, **lines}
+        if reading.kind == "search" and search_pattern(command):
+            return "search", {"query": search_pattern(command)}
+        if reading.kind == "listing":
+            return "list_files", ({"path": path} if path and path not in (".", "ls-files") else {})
+        if reading.kind == "edit":
+            return _edit_call(command, path)
+        return "bash", {"command": command}
+
+    def result(self, call: NativeCall, content: str) -> str:
+        """The native result of `call` for the output the agent got."""
+        if not content or dropped_output(content) is not None:
+            return content
+        output, status = _unwrap(content)
+        name, args = call
+        failed = status not in (None, 0)
+        if name == "run_tests":
+            return f"{output.rstrip()}\n{exit_marker(status)}" if status is not None else output
+        if name == "read_file":
+            shown = _excerpt(args, output)
+            return f"error: {output}" if failed and not shown else shown or output
+        if name == "search":
+            return _search_result(str(args["query"]), output) if status in (None, 0, 1) else f"error: {output}"
+        if name == "list_files":
+            return "\n".join(_relative(line) for line in output.splitlines() if line.strip())
+        if name in ("edit_file", "write_file") and failed:
+            return f"error: {output}"
+        return "finished" if name == "finish" else output
+
+    def command(self, message: dict[str, Any]) -> str | None:
+        """The command of a text-mode reply: its block fenced as configured, else any shell block."""
+        text = message_text(message)
+        blocks = re.findall(rf"```{re.escape(self.fence)}[ \t]*\n(.*?)\n```", text, re.S) if self.fence else []
+        return blocks[-1].strip() if blocks else fenced_command(text)
+
+
+def native_messages(messages: list[dict[str, Any]], p: SimParams, test_cmd: tuple[str, ...],
+                    statement: str | None, sizes: list[int]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The conversation as the native dialect's messages, and each one's tokens (`sizes` of `messages`).
+
+    The result opens with a system message and the task (the statement, when known, in place of the
+    agent's template around it; the first user messages folded into one), then one assistant message
+    with native tool calls and their tool results per reply.
+    """
+    reader = _Reader(p, test_cmd)
+    index, system, system_size = 0, [], 0
+    while index < len(messages) and messages[index].get("role") in ("system", "developer"):
+        system.append(message_text(messages[index]))
+        system_size += sizes[index]
+        index += 1
+    task, task_size = [], 0
+    while index < len(messages) and messages[index].get("role") == "user":
+        task.append(message_text(messages[index]))
+        task_size += sizes[index]
+        index += 1
+    out = [{"role": "system", "content": "\n\n".join(system)}, {"role": "user", "content": statement or "\n\n".join(task)}]
+    out_sizes = [system_size, task_size]
+    seen: dict[str, int] = {}
+    while index < len(messages):
+        message, size = messages[index], sizes[index]
+        index += 1
+        if message.get("role") != "assistant":
+            out.append(message)  # a message that answers no reply (an injected snippet, a summary) stays as it is
+            out_sizes.append(size)
+            continue
+        calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+        if calls:
+            natives = [_native_tool_call(reader, c) for c in calls]
+            out.append({**message, "tool_calls": [n for n, _ in natives]})
+            out_sizes.append(size)
+            by_id = {n["id"]: call for n, call in natives}
+            while index < len(messages) and messages[index].get("role") == "tool":
+                answer = messages[index]
+                call = by_id.get(answer.get("tool_call_id", ""), ("bash", {}))
+                out.append({**answer, "content": reader.result(call, message_text(answer))})
+                out_sizes.append(sizes[index])
+                index += 1
+            continue
+        command = reader.command(message)
+        if command is None or index >= len(messages) or messages[index].get("role") != "user":
+            out.append(message)
+            out_sizes.append(size)
+            continue
+        key = hashlib.sha256(message_text(message).encode()).hexdigest()[:12]
+        seen[key] = seen.get(key, 0) + 1
+        call_id = f"text-{key}-{seen[key]}"
+        name, args = reader.call(command)
+        out.append({"role": "assistant", "content": message_text(message), "tool_calls": [_tool_call(call_id, name, args)]})
+        out.append({"role": "tool", "tool_call_id": call_id,
+                    "content": reader.result((name, args), message_text(messages[index]))})
+        out_sizes += [size, sizes[index]]
+        index += 1
+    return out, out_sizes
+
+
+def _native_tool_call(reader: _Reader, raw: dict[str, Any]) -> tuple[dict[str, Any], NativeCall]:
+    function = raw.get("function") or {}
+    call_id = str(raw.get("id") or "")
+    if function.get("name") not in SHELL_TOOLS:
+        return raw, (str(function.get("name") or ""), {})
+    try:
+        args = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        args = {}
+    command = args.get("command", args.get("cmd")) if isinstance(args, dict) else None
+    call = reader.call(str(command)) if command else ("bash", {})
+    return _tool_call(call_id, *call), call
+
+
+def _tool_call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}
+
+
+def _relative(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def _unwrap(content: str) -> tuple[str, int | None]:
+    """The command's output inside the agent's wrapping, and its exit status where the wrapping says."""
+    status = exit_status(content)
+    text = content.lstrip()
+    if text.startswith("{") and '"returncode"' in text:
+        try:
+            data = json.loads(text)
+        except ValueError:  # cut by a strategy: read the strings as far as they go
+            data = {m[1]: _ESCAPE.sub(lambda e: _unescape(e[1]), m[2]) for m in _JSON_STRING.finditer(text)}
+            found = re.search(r'"returncode":\s*(-?\d+)', text)
+            data["returncode"] = int(found[1]) if found else None
+        if isinstance(data, dict):
+            code = data.get("returncode")
+            return _joined(data.get("output"), data.get("output_head"), data.get("output_tail"),
+                           data.get("elided_chars")), code if isinstance(code, int) else None
+    tags = {name: pattern.search(content) for name, pattern in _TAG.items()}
+    if any(tags.values()):
+        found = [(tags[n][1] if tags[n] else None) for n in ("output", "output_head", "output_tail", "elided_chars")]
+        return _joined(*found), status
+    return content, status
+
+
+def _joined(whole: Any, head: Any, tail: Any, elided: Any = None) -> str:
+    """The whole output, or its head and tail around an omission marker (an output the agent cut)."""
+    if isinstance(whole, str):
+        return whole
+    if isinstance(head, str) and isinstance(tail, str):
+        count = int(re.sub(r"\D", "", str(elided)) or 0)
+        return head + omission(count, "characters") + tail
+    return ""
+
+
+def _unescape(code: str) -> str:
+    return chr(int(code[1:], 16)) if code.startswith("u") and len(code) == 5 else _ESCAPES.get(code, code)
+
+
+def _excerpt(args: dict[str, Any], output: str) -> str:
+    """A file read's output as a numbered excerpt: `nl -ba`/`cat -n` lines by their numbers, plain
+    lines (`cat`, `sed -n`, `head`) numbered from the first line asked for; omission markers kept."""
+    raws = output.rstrip("\n").split("\n")
+    numbered = [m for m in (_NUMBERED.match(r) for r in raws) if m]
+    plain = not numbered
+    start = int(args.get("start_line") or 1)
+    body: list[str] = []
+    first = last = 0
+    number = start
+    for raw in raws:
+        m = _NUMBERED.match(raw)
+        if is_omission(raw):
+            body.append(raw)
+            plain = False  # after a cut, plain lines have no known number
+        elif m or plain:
+            n, text = (int(m[1]), m[2]) if m and not plain else (number, raw)
+            number += 1
+            first, last = first or n, n
+            body.append(render_excerpt(args["path"], [text], n, 1).split("\n", 1)[1])
+        else:
+            body.append(raw)
+    if not first or output == "":
+        return ""
+    asked = int(args.get("end_line") or 0)
+    total = last + 1 if asked and last >= asked else last
+    return f"== {args['path']} (lines {first}-{last} of {total}) ==\n" + "\n".join(body)
+
+
+def _search_result(query: str, output: str) -> str:
+    """grep's `path:line:text` hits in the native search's layout, in the order of its sorted walk."""
+    hits = sorted(((PurePosixPath(m["path"]).parts, int(m["line"]), m["text"].strip()[:200])
+                   for m in map(_GREP_HIT.match, output.splitlines()) if m), key=lambda h: (h[0], h[1]))
+    lines = [f"{'/'.join(parts)}:{line}: {text}" for parts, line, text in hits]
+    return f"{len(lines)} matches for {query!r}\n" + "\n".join(lines)
+
+
+def _edit_call(command: str, path: str | None) -> NativeCall:
+    """An edit: a here-doc'd unified diff (its first hunk), a here-doc written to a file, or another edit."""
+    body = here_document(command)
+    if body is not None and re.search(r"^@@ ", body, re.M):
+        target, old, new, inside = path or "", [], [], False
+        for line in body.split("\n"):
+            if line.startswith("+++ "):
+                target = _strip_side(line[4:].strip())
+            elif line.startswith("@@") or line.startswith("diff --git "):
+                if inside:
+                    break
+                inside = line.startswith("@@")
+            elif inside and line[:1] in (" ", "-", "+", ""):
+                if line[:1] in (" ", "-", ""):
+                    old.append(line[1:])
+                if line[:1] in (" ", "+", ""):
+                    new.append(line[1:])
+        return "edit_file", {"path": target, "old_text": "\n".join(old), "new_text": "\n".join(new)}
+    if body is not None and path:
+        return "write_file", {"path": path, "content": body + "\n"}
+    return "edit_file", {"path": path or ""}
+
+
+def _strip_side(name: str) -> str:
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+# -- writing -------------------------------------------------------------------------------------------
+
+def shell_command(name: str, args: dict[str, Any], p: SimParams, test_cmd: tuple[str, ...],
+                  hunks: list[Hunk]) -> str:
+    """The shell command, run in the repository's root, that does what the native call does."""
+    q = shlex.quote
+    if name == "read_file":
+        path = q(str(args["path"]))
+        if "start_line" in args or "end_line" in args:
+            start = int(args.get("start_line") or 1)
+            end = int(args.get("end_line") or start + p.read_window - 1)
+            return f"nl -ba {path} | sed -n '{start},{end}p'"
+        return f"nl -ba {path}"
+    if name == "search":
+        return f"grep -rnF --exclude-dir=.git -e {q(str(args['query']))} ."
+    if name == "list_files":
+        return "git ls-files"
+    if name == "run_tests":
+        return shlex.join(test_cmd or ("python", "-m", "pytest", "-q"))
+    if name == "edit_file":
+        return _git_apply(str(args["path"]), str(args["old_text"]), str(args["new_text"]), hunks)
+    if name == "write_file":
+        path, content = str(args["path"]), str(args["content"])
+        folder = str(PurePosixPath(path).parent)
+        made = f"mkdir -p {q(folder)} && " if folder != "." else ""
+        return f"{made}cat > {q(path)} <<'{_delimiter(content)}'\n{content.removesuffix(chr(10))}\n{_delimiter(content)}"
+    if name == "finish":
+        return p.submit_command
+    raise ValueError(f"no shell command for the native call {name}")
+
+
+def _git_apply(path: str, old_text: str, new_text: str, hunks: list[Hunk]) -> str:
+    """A here-doc'd `git apply` of the one-hunk diff that replaces `old_text` by `new_text` in `path`."""
+    old, new = old_text.split("\n"), new_text.split("\n")
+    start = next((h.old_start for h in hunks if h.path == path and h.old_text == old_text), 1)
+    lines = [f"diff --git a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}",
+             f"@@ -{start},{len(old)} +{start},{len(new)} @@"]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            lines += [" " + line for line in old[i1:i2]]
+        else:
+            lines += ["-" + line for line in old[i1:i2]] + ["+" + line for line in new[j1:j2]]
+    diff = "\n".join(lines)
+    return f"git apply <<'{_delimiter(diff)}'\n{diff}\n{_delimiter(diff)}"
+
+
+def _delimiter(text: str) -> str:
+    word = "EOF"
+    while any(line.strip() == word for line in text.split("\n")):
+        word += "_"
+    return word
+
+
+def command_of(text: str, command: str, dialect: Dialect, fence: str) -> str:
+    """The reply's text in `bash_text`: the reasoning, then the command in its fenced block."""
+    return f"THOUGHT: {text}\n\n```{fence}\n{command}\n```" if dialect == "bash_text" else text
