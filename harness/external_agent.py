@@ -33,6 +33,7 @@ from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import History, Task, TranscriptEnd
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.sandbox import Sandbox, run_contained
+from ctxbench.harness.testenv import test_env_vars
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.transcript import TranscriptWriter
 from ctxbench.harness.workspace import Workspace
@@ -58,6 +59,8 @@ class ExternalRun:
     config: ExperimentConfig
     sandbox: Sandbox
     prices: Prices | None
+    python: str
+    """The interpreter the task's tests run with: `python` and `python3` on the agent's PATH."""
 
 
 def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, counter: TokenCounter,
@@ -111,12 +114,13 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
     home.mkdir(exist_ok=True)
     values = {"{statement}": statement.read_text(), "{statement_file}": str(statement), "{model}": model_name,
               "{workspace}": str(ws.root)}
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": "/tmp",
+    env = {**test_env_vars(home),  # the agent's own test runs run as ctxbench's do: no caches, fixed hash seed
+           "PATH": f"{_python_folder(folder, run.python)}:{os.environ.get('PATH', '/usr/bin:/bin')}",
            **{k: _fill(v, values) for k, v in agent.env.items()},
            "OPENAI_API_KEY": token, "CTXBENCH_MODEL": model_name}
     argv = [sys.executable, "-I", "-c", _RELAY_SOURCE, str(folder / "gateway.sock"), str(statement),
             str(folder / "stop"), "--", *(_fill(w, values) for w in agent.command)]
-    sandbox = dataclasses.replace(run.sandbox, keep=kept_folders(agent.command))
+    sandbox = dataclasses.replace(run.sandbox, keep=kept_folders(agent.command, run.python))
     timeout = max(1.0, deadline - time.monotonic())
     try:
         return run_contained(argv, ws.root, timeout, env, sandbox, run.config.limits.tool_output_bytes,
@@ -125,20 +129,31 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
         raise RuntimeError(f"the agent could not be started: {exc}") from exc
 
 
-def kept_folders(command: list[str]) -> tuple[str, ...]:
-    """What the jail binds back for an agent's command, where the home folder or /tmp covers it: the
-    program's installation (the folder above its `bin/`, e.g. its virtual environment), and each file
-    the command names (with its folder), never the home folder itself."""
+def kept_folders(command: list[str], python: str) -> tuple[str, ...]:
+    """What the jail binds back for an agent, where the home folder or /tmp covers it: the installation
+    of its program and of the test interpreter (the folder above their `bin/`, e.g. a virtual
+    environment, and the one a link leads to), and each file the command names (with its folder),
+    never the home folder itself."""
     home = Path.home().absolute()
-    program = Path(command[0])
     kept: set[Path] = set()
-    for exe in (program, Path(os.path.realpath(program))):
-        kept.add(exe.parent.parent if exe.parent.name == "bin" and exe.parent.parent != home else exe.parent)
+    for program in (command[0], python):
+        for exe in (Path(program), Path(os.path.realpath(program))):
+            kept.add(exe.parent.parent if exe.parent.name == "bin" and exe.parent.parent != home else exe.parent)
     for word in command[1:]:
         path = Path(word)
         if path.is_absolute() and path.exists():
             kept.add(path if path.is_dir() or path.parent == home else path.parent)
     return tuple(sorted(str(p) for p in kept if p not in (Path("/"), home)))
+
+
+def _python_folder(folder: Path, python: str) -> Path:
+    """A folder whose `python` and `python3` are the task's test interpreter, first on the agent's PATH,
+    so that the task's own test command (`python -m pytest ...`) runs as ctxbench runs it."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name in ("python", "python3"):
+        (bin_dir / name).symlink_to(python)
+    return bin_dir
 
 
 def _fill(text: str, values: dict[str, str]) -> str:

@@ -135,7 +135,8 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         deadline = start + config.limits.run_timeout_s
         agent = ctx.agents.get(spec.strategy)
         if agent is not None:
-            external = ExternalRun(agent, spec.strategy_name, spec.params, config, ctx.sandbox, ctx.prices)
+            external = ExternalRun(agent, spec.strategy_name, spec.params, config, ctx.sandbox, ctx.prices,
+                                   ctx.interpreters[task.id])
             outcome = run_external(external, task, ws, model, budget.counter, transcript, deadline)
         else:
             strategy = create_strategy(spec.strategy_name, spec.params,
