@@ -127,3 +127,22 @@ def test_the_token_budget_is_held_at_the_gateway(tmp_path):
     assert result.exit_code == 0, result.output
     [r] = records(out)
     assert r["failure_reason"] == "token_budget" and r["total_tokens"] >= 1000 and 1 < r["turns"] < 10
+
+
+def test_a_stand_in_agent_with_the_openai_sdk_and_one_bash_tool_runs_under_the_experiment(tmp_path):
+    """tests/agents/bash_agent.py (the `openai` SDK, one `bash` tool) through each run's gateway, against
+    the simulator's bash dialect: every run recorded, fixes land, and the masking arm masks its outputs."""
+    shutil.copy(AGENTS / "bash_agent.py", tmp_path)
+    exp = experiment(tmp_path, taskset={"path": "smoke", "limit": 2}, workers=2, sandbox="bwrap",
+                     strategies=[{"name": "baseline"}, {"name": "observation_masking", "params": {"keep_recent": 2}}],
+                     agent={"command": [sys.executable, "bash_agent.py", "--model", "{model}"]})
+    result, out = run(tmp_path, exp)
+    assert result.exit_code == 0, result.output
+    runs = records(out)
+    assert len(runs) == 4 and all(r["failure_reason"] not in ("harness_error", "agent_error") for r in runs)
+    assert sum(r["resolved"] for r in runs) >= 2 and all(r["tool_calls"].get("bash", 0) >= 3 for r in runs)
+    for path in (out / "transcripts" / "observation_masking").rglob("*.jsonl.gz"):
+        turns = [t for t in read_transcript(path) if isinstance(t, TranscriptTurn)]
+        bash_calls = {c.id for t in turns for c in t.tool_calls if c.name == "bash"}
+        masked = {a.target for t in turns for a in t.ledger.actions if a.kind == "masked"}
+        assert masked and masked <= bash_calls
