@@ -265,3 +265,13 @@ def test_the_fenced_command_of_mini_swe_agents_text_mode_is_read():
 def test_the_dialect_keys_keep_default_experiment_ids():
     assert set(SimParams().model_dump()) & {"dialect", "submit_command", "fence"} == set()
     assert SimParams(dialect="bash_text", fence="bash").model_dump(mode="json")["dialect"] == "bash_text"
+
+
+def test_a_long_output_cut_by_the_agent_is_read_on_both_sides_of_the_cut():
+    nl = "".join(f"{n:>6}\t{STATS[n - 1]}\n" for n in range(1, 101))
+    content = (f"<returncode>0</returncode>\n<warning>\nThe output of your last command was too long.\n</warning>"
+               f"<output_head>\n{nl[:600]}\n</output_head>\n<elided_chars>\n{len(nl) - 1200} characters elided\n"
+               f"</elided_chars>\n<output_tail>\n{nl[-600:]}\n</output_tail>")
+    _, v = view_of(conversation("nl -ba calc/stats.py", content))
+    (head, tail) = [e for _, e in v.excerpts]
+    assert head.start == 1 and tail.end == 100 and head.end <= 40 < 60 < tail.start
