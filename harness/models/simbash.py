@@ -41,6 +41,8 @@ NativeCall = tuple[str, dict[str, Any]]
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
+_NUMBERING = re.compile(r"(?:^|[;&|(]\s*)(?:nl\s|cat\s+-\w*n)")
+"""A read that numbers its lines itself (`nl -ba`, `cat -n`): its unnumbered lines are not the file's."""
 _RENDERED = re.compile(r"^ *\d+\| ")
 _GREP_HIT = re.compile(r"^(?:\./)?(?P<path>[^\s:]+):(?P<line>\d+):(?P<text>.*)$")
 _TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
@@ -102,8 +104,8 @@ class _Reader:
             return _edit_call(command, path)
         return "bash", {"command": command}
 
-    def result(self, call: NativeCall, content: str) -> str:
-        """The native result of `call` for the output the agent got."""
+    def result(self, call: NativeCall, content: str, command: str) -> str:
+        """The native result of `call` (read from `command`) for the output the agent got."""
         if not content or dropped_output(content) is not None:
             return content
         output, status = _unwrap(content)
@@ -112,8 +114,9 @@ class _Reader:
         if name == "run_tests":
             return f"{output.rstrip()}\n{exit_marker(status)}" if status is not None else output
         if name == "read_file":
-            shown = _excerpt(args, output)
-            return f"error: {output}" if failed and not shown else shown or output
+            if failed:
+                return f"error: {output}"
+            return _excerpt(args, output, _NUMBERING.search(command) is None) or output
         if name == "search":
             return _search_result(str(args["query"]), output) if status in (None, 0, 1) else f"error: {output}"
         if name == "list_files":
@@ -173,13 +176,13 @@ def _tool_turn(reader: _Reader, messages: list[dict[str, Any]], index: int) -> l
     """The assistant message at `index` with native calls, then the tool results that follow it."""
     message = messages[index]
     natives = [_native_tool_call(reader, c) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
-    out = [{**message, "tool_calls": [n for n, _ in natives]}]
-    by_id = {n["id"]: call for n, call in natives}
+    out = [{**message, "tool_calls": [n for n, _, _ in natives]}]
+    by_id = {n["id"]: (call, command) for n, call, command in natives}
     for answer in messages[index + 1:]:
         if answer.get("role") != "tool":
             break
-        call = by_id.get(answer.get("tool_call_id", ""), ("bash", {}))
-        out.append({**answer, "content": reader.result(call, message_text(answer))})
+        call, command = by_id.get(answer.get("tool_call_id", ""), (("bash", {}), ""))
+        out.append({**answer, "content": reader.result(call, message_text(answer), command)})
     return out
 
 
@@ -188,21 +191,22 @@ def _text_turn(reader: _Reader, message: dict[str, Any], command: str, answer: d
     """A text-mode reply and the user message that answers it, as a native call and its result."""
     name, args = reader.call(command)
     return [{"role": "assistant", "content": message_text(message), "tool_calls": [_tool_call(call_id, name, args)]},
-            {"role": "tool", "tool_call_id": call_id, "content": reader.result((name, args), message_text(answer))}]
+            {"role": "tool", "tool_call_id": call_id, "content": reader.result((name, args), message_text(answer), command)}]
 
 
-def _native_tool_call(reader: _Reader, raw: dict[str, Any]) -> tuple[dict[str, Any], NativeCall]:
+def _native_tool_call(reader: _Reader, raw: dict[str, Any]) -> tuple[dict[str, Any], NativeCall, str]:
+    """A shell tool's call as the native call it stands for, that call, and its command."""
     function = raw.get("function") or {}
     call_id = str(raw.get("id") or "")
     if function.get("name") not in SHELL_TOOLS:
-        return raw, (str(function.get("name") or ""), {})
+        return raw, (str(function.get("name") or ""), {}), ""
     try:
         args = json.loads(function.get("arguments") or "{}")
     except ValueError:
         args = {}
     command = args.get("command", args.get("cmd")) if isinstance(args, dict) else None
     call = reader.call(str(command)) if command else ("bash", {})
-    return _tool_call(call_id, *call), call
+    return _tool_call(call_id, *call), call, str(command or "")
 
 
 def _tool_call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -249,12 +253,10 @@ def _unescape(code: str) -> str:
     return chr(int(code[1:], 16)) if code.startswith("u") and len(code) == 5 else _ESCAPES.get(code, code)
 
 
-def _excerpt(args: dict[str, Any], output: str) -> str:
+def _excerpt(args: dict[str, Any], output: str, plain: bool) -> str:
     """A file read's output as a numbered excerpt: `nl -ba`/`cat -n` lines by their numbers, plain
     lines (`cat`, `sed -n`, `head`) numbered from the first line asked for; omission markers kept."""
     raws = output.rstrip("\n").split("\n")
-    numbered = [m for m in (_NUMBERED.match(r) for r in raws) if m]
-    plain = not numbered
     start = int(args.get("start_line") or 1)
     body: list[str] = []
     first = last = 0

@@ -275,3 +275,11 @@ def test_a_long_output_cut_by_the_agent_is_read_on_both_sides_of_the_cut():
     _, v = view_of(conversation("nl -ba calc/stats.py", content))
     (head, tail) = [e for _, e in v.excerpts]
     assert head.start == 1 and tail.end == 100 and head.end <= 40 < 60 < tail.start
+
+
+def test_a_failed_read_shows_no_file_lines():
+    missing = "nl: calc/nope.py: No such file or directory\n"
+    _, v = view_of(conversation("nl -ba calc/nope.py | sed -n '1,60p'", wrapped(missing)))
+    assert v.excerpts == []
+    native, v = view_of(conversation("cat calc/nope.py", wrapped("cat: calc/nope.py: No such file or directory\n", 1)))
+    assert v.excerpts == [] and native[-1]["content"].startswith("error: ")
