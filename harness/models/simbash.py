@@ -41,6 +41,8 @@ NativeCall = tuple[str, dict[str, Any]]
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
+_SKIPPED = "--exclude-dir=.git --exclude-dir=__pycache__ --exclude-dir=.pytest_cache"
+"""What a search leaves out, as the native search's walk does (binary files too: grep's -I)."""
 _NUMBERING = re.compile(r"(?:^|[;&|(]\s*)(?:nl\s|cat\s+-\w*n)")
 """A read that numbers its lines itself (`nl -ba`, `cat -n`): its unnumbered lines are not the file's."""
 _RENDERED = re.compile(r"^ *\d+\| ")
@@ -331,7 +333,7 @@ def shell_command(name: str, args: dict[str, Any], p: SimParams, test_cmd: tuple
             return f"nl -ba {path} | sed -n '{start},{end}p'"
         return f"nl -ba {path}"
     if name == "search":
-        return f"grep -rnF --exclude-dir=.git -e {q(str(args['query']))} ."
+        return f"grep -rnIF {_SKIPPED} -e {q(str(args['query']))} ."
     if name == "list_files":
         return "git ls-files"
     if name == "run_tests":

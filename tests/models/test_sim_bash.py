@@ -283,3 +283,13 @@ def test_a_failed_read_shows_no_file_lines():
     assert v.excerpts == []
     native, v = view_of(conversation("cat calc/nope.py", wrapped("cat: calc/nope.py: No such file or directory\n", 1)))
     assert v.excerpts == [] and native[-1]["content"].startswith("error: ")
+
+
+def test_its_search_skips_what_the_native_search_skips(tmp_path):
+    for path in ("calc/stats.py", ".pytest_cache/v/cache/nodeids", "calc/__pycache__/stats.txt", ".git/HEAD"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x = 1\ndef median(data):\n")
+    command = shell_command("search", {"query": "def median("}, SimParams(), (), [])
+    done = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True)
+    _, v = view_of(conversation(command, wrapped(done.stdout, done.returncode)))
+    assert v.search_hits() == [("calc/stats.py", 2, "def median(data):")]
