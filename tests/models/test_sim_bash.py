@@ -59,7 +59,7 @@ def run_agent(server, task, where: Path, *flags: str) -> tuple[int, list[str], P
     env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
            "OPENAI_API_KEY": "unused", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run([sys.executable, str(AGENT), "--model", "sim-coder", "--max-steps", "20", *flags],
-                          input=task.problem_statement, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+                          input=task.problem_statement, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines()], repo
 
 
@@ -84,11 +84,12 @@ def test_a_one_shell_agent_resolves_the_task(smoke, median, tmp_path, dialect, f
     assert fixed_in(median, repo)
 
 
-def test_the_same_session_twice_gives_the_same_commands(smoke, median, tmp_path):
-    server = serve(smoke, "auto")
+@pytest.mark.parametrize("dialect,flags", [("auto", ()), ("bash_text", ("--text",))], ids=["tool", "text"])
+def test_the_same_session_twice_gives_the_same_commands(smoke, median, tmp_path, dialect, flags):
+    server = serve(smoke, dialect)
     try:
-        first = run_agent(server, median, tmp_path / "a")
-        second = run_agent(server, median, tmp_path / "b")
+        first = run_agent(server, median, tmp_path / "a", *flags)
+        second = run_agent(server, median, tmp_path / "b", *flags)
     finally:
         server.shutdown()
         server.server_close()
