@@ -100,7 +100,7 @@ class _Reader:
             return "read_file", {"path": path, **lines}
         if reading.kind == "search" and search_pattern(command):
             return "search", {"query": search_pattern(command)}
-        if reading.kind == "listing":
+        if reading.kind == "listing":  # `git ls-files` reads as a listing whose first word is `ls-files`
             return "list_files", ({"path": path} if path and path not in (".", "ls-files") else {})
         if reading.kind == "edit":
             return _edit_call(command, path)
