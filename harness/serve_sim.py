@@ -1,6 +1,8 @@
 """The simulated model served as an OpenAI-compatible HTTP endpoint (`ctxbench serve-sim`).
 
-`GET /v1/models` and `POST /v1/chat/completions` (plain or streamed), backed by `SimModel`. The task
+`GET /v1/models` and `POST /v1/chat/completions` (plain or streamed), backed by `SimModel`, which
+answers an agent that offers a `bash` tool (or, with `model.sim.dialect: bash_text`, one that
+reads fenced commands) in its bash dialect. The task
 is recognised from the request's task statement (the first user message, matched against the
 taskset's problem statements, as they are or wrapped in an agent's template); the seed is the request's `seed`. An experiment run through this endpoint with the
 `openai` provider gives the same results as the same experiment run in-process with `sim`, provided

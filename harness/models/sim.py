@@ -19,6 +19,8 @@ It is a stand-in for a model, not a model. Rules (docs/simulator.md):
 - A detour (a lower-ranked action) happens per turn with chance ``d * noise_share``; an edit is
   wrong with chance ``s``.
 - A request over the window is rejected (ContextLengthExceeded), like a real API.
+- It acts through ctxbench's tools, or through one shell (`model.sim.dialect`: a `bash` tool call or
+  a fenced command per reply, `ctxbench.harness.models.simbash`), with the same decisions.
 - Cached prompt tokens are reported like a provider's prompt cache (`PromptCache`): the longest
   prefix of whole messages already sent in an earlier request, counted in blocks. This is usage
   accounting only; it never changes a reply.

@@ -41,6 +41,11 @@ NativeCall = tuple[str, dict[str, Any]]
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
+_SKIPPED = "--exclude-dir=.git --exclude-dir=__pycache__ --exclude-dir=.pytest_cache"
+"""What a search leaves out, as the native search's walk does (binary files too: grep's -I)."""
+_NUMBERING = re.compile(r"(?:^|[;&|(]\s*)(?:nl\s|cat\s+-\w*n)")
+"""A read that numbers its lines itself (`nl -ba`, `cat -n`): its unnumbered lines are not the file's."""
+_RENDERED = re.compile(r"^ *\d+\| ")
 _GREP_HIT = re.compile(r"^(?:\./)?(?P<path>[^\s:]+):(?P<line>\d+):(?P<text>.*)$")
 _TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
         for name in ("output", "output_head", "output_tail", "elided_chars")}
@@ -95,14 +100,14 @@ class _Reader:
             return "read_file", {"path": path, **lines}
         if reading.kind == "search" and search_pattern(command):
             return "search", {"query": search_pattern(command)}
-        if reading.kind == "listing":
+        if reading.kind == "listing":  # `git ls-files` reads as a listing whose first word is `ls-files`
             return "list_files", ({"path": path} if path and path not in (".", "ls-files") else {})
         if reading.kind == "edit":
             return _edit_call(command, path)
         return "bash", {"command": command}
 
-    def result(self, call: NativeCall, content: str) -> str:
-        """The native result of `call` for the output the agent got."""
+    def result(self, call: NativeCall, content: str, command: str) -> str:
+        """The native result of `call` (read from `command`) for the output the agent got."""
         if not content or dropped_output(content) is not None:
             return content
         output, status = _unwrap(content)
@@ -111,8 +116,9 @@ class _Reader:
         if name == "run_tests":
             return f"{output.rstrip()}\n{exit_marker(status)}" if status is not None else output
         if name == "read_file":
-            shown = _excerpt(args, output)
-            return f"error: {output}" if failed and not shown else shown or output
+            if failed:
+                return f"error: {output}"
+            return _excerpt(args, output, _NUMBERING.search(command) is None) or output
         if name == "search":
             return _search_result(str(args["query"]), output) if status in (None, 0, 1) else f"error: {output}"
         if name == "list_files":
@@ -137,68 +143,72 @@ def native_messages(messages: list[dict[str, Any]], p: SimParams, test_cmd: tupl
     with native tool calls and their tool results per reply.
     """
     reader = _Reader(p, test_cmd)
-    index, system, system_size = 0, [], 0
-    while index < len(messages) and messages[index].get("role") in ("system", "developer"):
-        system.append(message_text(messages[index]))
-        system_size += sizes[index]
-        index += 1
-    task, task_size = [], 0
-    while index < len(messages) and messages[index].get("role") == "user":
-        task.append(message_text(messages[index]))
-        task_size += sizes[index]
-        index += 1
-    out = [{"role": "system", "content": "\n\n".join(system)}, {"role": "user", "content": statement or "\n\n".join(task)}]
-    out_sizes = [system_size, task_size]
+    out: list[dict[str, Any]] = []
+    out_sizes: list[int] = []
+    index = 0
+    for roles in (("system", "developer"), ("user",)):
+        texts, size = [], 0
+        while index < len(messages) and messages[index].get("role") in roles:
+            texts.append(message_text(messages[index]))
+            size += sizes[index]
+            index += 1
+        out.append({"role": roles[0], "content": statement if roles == ("user",) and statement else "\n\n".join(texts)})
+        out_sizes.append(size)
     seen: dict[str, int] = {}
     while index < len(messages):
-        message, size = messages[index], sizes[index]
-        index += 1
-        if message.get("role") != "assistant":
-            out.append(message)  # a message that answers no reply (an injected snippet, a summary) stays as it is
-            out_sizes.append(size)
-            continue
+        message = messages[index]
         calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
-        if calls:
-            natives = [_native_tool_call(reader, c) for c in calls]
-            out.append({**message, "tool_calls": [n for n, _ in natives]})
-            out_sizes.append(size)
-            by_id = {n["id"]: call for n, call in natives}
-            while index < len(messages) and messages[index].get("role") == "tool":
-                answer = messages[index]
-                call = by_id.get(answer.get("tool_call_id", ""), ("bash", {}))
-                out.append({**answer, "content": reader.result(call, message_text(answer))})
-                out_sizes.append(sizes[index])
-                index += 1
-            continue
-        command = reader.command(message)
-        if command is None or index >= len(messages) or messages[index].get("role") != "user":
-            out.append(message)
-            out_sizes.append(size)
-            continue
-        key = hashlib.sha256(message_text(message).encode()).hexdigest()[:12]
-        seen[key] = seen.get(key, 0) + 1
-        call_id = f"text-{key}-{seen[key]}"
-        name, args = reader.call(command)
-        out.append({"role": "assistant", "content": message_text(message), "tool_calls": [_tool_call(call_id, name, args)]})
-        out.append({"role": "tool", "tool_call_id": call_id,
-                    "content": reader.result((name, args), message_text(messages[index]))})
-        out_sizes += [size, sizes[index]]
-        index += 1
+        command = reader.command(message) if message.get("role") == "assistant" and not calls else None
+        answered = index + 1 < len(messages) and messages[index + 1].get("role") == "user"
+        if message.get("role") == "assistant" and calls:
+            taken = _tool_turn(reader, messages, index)
+        elif command is not None and answered:
+            key = hashlib.sha256(message_text(message).encode()).hexdigest()[:12]
+            seen[key] = seen.get(key, 0) + 1
+            taken = _text_turn(reader, message, command, messages[index + 1], f"text-{key}-{seen[key]}")
+        else:
+            taken = [message]  # a message that answers no reply (an injected snippet, a summary) stays as it is
+        out += taken
+        out_sizes += sizes[index:index + len(taken)]
+        index += len(taken)
     return out, out_sizes
 
 
-def _native_tool_call(reader: _Reader, raw: dict[str, Any]) -> tuple[dict[str, Any], NativeCall]:
+def _tool_turn(reader: _Reader, messages: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
+    """The assistant message at `index` with native calls, then the tool results that follow it."""
+    message = messages[index]
+    natives = [_native_tool_call(reader, c) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    out = [{**message, "tool_calls": [n for n, _, _ in natives]}]
+    by_id = {n["id"]: (call, command) for n, call, command in natives}
+    for answer in messages[index + 1:]:
+        if answer.get("role") != "tool":
+            break
+        call, command = by_id.get(answer.get("tool_call_id", ""), (("bash", {}), ""))
+        out.append({**answer, "content": reader.result(call, message_text(answer), command)})
+    return out
+
+
+def _text_turn(reader: _Reader, message: dict[str, Any], command: str, answer: dict[str, Any],
+               call_id: str) -> list[dict[str, Any]]:
+    """A text-mode reply and the user message that answers it, as a native call and its result."""
+    name, args = reader.call(command)
+    return [{"role": "assistant", "content": message_text(message), "tool_calls": [_tool_call(call_id, name, args)]},
+            {"role": "tool", "tool_call_id": call_id, "content": reader.result((name, args), message_text(answer), command)}]
+
+
+def _native_tool_call(reader: _Reader, raw: dict[str, Any]) -> tuple[dict[str, Any], NativeCall, str]:
+    """A shell tool's call as the native call it stands for, that call, and its command."""
     function = raw.get("function") or {}
     call_id = str(raw.get("id") or "")
     if function.get("name") not in SHELL_TOOLS:
-        return raw, (str(function.get("name") or ""), {})
+        return raw, (str(function.get("name") or ""), {}), ""
     try:
         args = json.loads(function.get("arguments") or "{}")
     except ValueError:
         args = {}
     command = args.get("command", args.get("cmd")) if isinstance(args, dict) else None
     call = reader.call(str(command)) if command else ("bash", {})
-    return _tool_call(call_id, *call), call
+    return _tool_call(call_id, *call), call, str(command or "")
 
 
 def _tool_call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -226,8 +236,8 @@ def _unwrap(content: str) -> tuple[str, int | None]:
                            data.get("elided_chars")), code if isinstance(code, int) else None
     tags = {name: pattern.search(content) for name, pattern in _TAG.items()}
     if any(tags.values()):
-        found = [(tags[n][1] if tags[n] else None) for n in ("output", "output_head", "output_tail", "elided_chars")]
-        return _joined(*found), status
+        parts = {n: (m[1] if m else None) for n, m in tags.items()}
+        return _joined(parts["output"], parts["output_head"], parts["output_tail"], parts["elided_chars"]), status
     return content, status
 
 
@@ -245,12 +255,10 @@ def _unescape(code: str) -> str:
     return chr(int(code[1:], 16)) if code.startswith("u") and len(code) == 5 else _ESCAPES.get(code, code)
 
 
-def _excerpt(args: dict[str, Any], output: str) -> str:
+def _excerpt(args: dict[str, Any], output: str, plain: bool) -> str:
     """A file read's output as a numbered excerpt: `nl -ba`/`cat -n` lines by their numbers, plain
     lines (`cat`, `sed -n`, `head`) numbered from the first line asked for; omission markers kept."""
     raws = output.rstrip("\n").split("\n")
-    numbered = [m for m in (_NUMBERED.match(r) for r in raws) if m]
-    plain = not numbered
     start = int(args.get("start_line") or 1)
     body: list[str] = []
     first = last = 0
@@ -258,6 +266,8 @@ def _excerpt(args: dict[str, Any], output: str) -> str:
     for raw in raws:
         m = _NUMBERED.match(raw)
         if is_omission(raw):
+            if body and not _RENDERED.match(body[-1]):
+                body.pop()  # the line the cut broke before its number ended: not a line of the excerpt
             body.append(raw)
             plain = False  # after a cut, plain lines have no known number
         elif m or plain:
@@ -323,7 +333,7 @@ def shell_command(name: str, args: dict[str, Any], p: SimParams, test_cmd: tuple
             return f"nl -ba {path} | sed -n '{start},{end}p'"
         return f"nl -ba {path}"
     if name == "search":
-        return f"grep -rnF --exclude-dir=.git -e {q(str(args['query']))} ."
+        return f"grep -rnIF {_SKIPPED} -e {q(str(args['query']))} ."
     if name == "list_files":
         return "git ls-files"
     if name == "run_tests":
