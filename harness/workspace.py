@@ -50,7 +50,13 @@ class Workspace:
     @classmethod
     def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
                output_cap: int = 200_000, keep: bool = False) -> Workspace:
-        """A fresh copy of the task's template; `keep` names it so that `sweep_stale` leaves it alone."""
+        """A fresh copy of the task's template; `keep` names it so that `sweep_stale` leaves it alone.
+
+        A task with a `container` gets a `DockerWorkspace`: the same copy, mounted into a container
+        from the task's image, where its commands run."""
+        if task.container is not None and cls is Workspace:
+            from ctxbench.harness.docker_workspace import DockerWorkspace  # it builds on this module
+            return DockerWorkspace.create(task, python, parent, sandbox, output_cap, keep)
         owner = "kept" if keep else f"run-{owner_tag()}"
         scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{owner}-{task.id[:40]}-", dir=parent or work_root()))
         root = scratch / "repo"
@@ -159,13 +165,17 @@ class Workspace:
             git(["clean", "-q", "-d", "-X", "--force"], self.root)
             self._reset_test_files()
         applied = self.apply_patch(self.task.test_patch or "")
-        ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
         assert self._scratch is not None
         junit = self._scratch / "junit.xml"
         junit.unlink(missing_ok=True)
         result = self.run_tests(self._evaluation_targets(), timeout_s, junit)
         if result.output.startswith("bwrap: execvp"):  # the jail could not start the command: not the agent's fault
             raise RuntimeError(f"the test command cannot start in the sandbox: {result.output.strip()[:300]}")
+        return self.judge_junit(junit, applied, result)
+
+    def judge_junit(self, junit: Path, applied: bool, result: ProcessResult) -> Evaluation:
+        """The evaluation that the JUnit report `junit` of the test command's `result` gives."""
+        ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
         tests = parse_junit(junit, ids)
         f2p = all(tests[t] == "passed" for t in self.task.FAIL_TO_PASS)
         p2p = all(tests[t] == "passed" for t in self.task.PASS_TO_PASS)
