@@ -30,6 +30,15 @@ def image() -> str:
     return IMAGE
 
 
+@pytest.fixture(scope="session")
+def swebench_package() -> None:
+    try:
+        import swebench  # noqa: F401
+    except ImportError:
+        pytest.fail("the swebench grading tests need the swebench package: pip install -e '.[test,swebench]'",
+                    pytrace=False)
+
+
 @pytest.fixture
 def no_leftover_containers():
     """After the test, none of this process's containers is left."""

@@ -82,7 +82,7 @@ def _instance(tmp_path, image):
     return write_instances(tmp_path, [row], {"backend": "docker", "image": image}), tmp_path / "repos"
 
 
-def test_a_runtests_style_instance_is_graded_by_the_swebench_parser(tmp_path, image, no_leftover_containers):
+def test_a_runtests_style_instance_is_graded_by_the_swebench_parser(tmp_path, image, swebench_package, no_leftover_containers):
     path, repos = _instance(tmp_path, image)
     task = load_taskset(path, repos).tasks[0]
     assert task.swebench is not None and task.swebench.log_parser == "parse_log_django"
@@ -107,14 +107,14 @@ def test_a_runtests_style_instance_is_graded_by_the_swebench_parser(tmp_path, im
     assert set(after.tests.values()) == {"passed"}
 
 
-def test_tasks_validate_grades_it_the_same_way(tmp_path, image, no_leftover_containers):
+def test_tasks_validate_grades_it_the_same_way(tmp_path, image, swebench_package, no_leftover_containers):
     path, repos = _instance(tmp_path, image)
     result = CliRunner().invoke(cli, ["tasks", "validate", str(path), "--repos", str(repos)])
     assert result.exit_code == 0, result.output
     assert "1/1 tasks valid" in result.output
 
 
-def test_the_eval_script_runs_with_the_instance_base_commit_as_the_workspace_base(tmp_path, image):
+def test_the_eval_script_runs_with_the_instance_base_commit_as_the_workspace_base(tmp_path, image, swebench_package):
     path, repos = _instance(tmp_path, image)
     task = load_taskset(path, repos).tasks[0]
     from ctxbench.harness.swebench_grading import eval_script
