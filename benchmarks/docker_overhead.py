@@ -28,6 +28,7 @@ from ctxbench.harness.config import load_config
 from ctxbench.harness.docker_env import exec_in, image_problem, remove_container, run_once, start_container
 from ctxbench.harness.runner import prepare, run_experiment
 from ctxbench.harness.taskset_records import Container
+from ctxbench.harness.workspace import container_slots
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,7 +64,7 @@ def container_figures(image: str, samples: int) -> tuple[float, float, float]:
             starts.append(time.monotonic() - t2 + t1 - t0)
             execs.append(t2 - t1)
             t3 = time.monotonic()
-            run_once(spec, ["true"], mounts, 30, {}, 10_000)
+            run_once(spec, ["true"], mounts, 30, {}, 10_000, container_slots())
             evals.append(time.monotonic() - t3)
     return statistics.median(starts), statistics.median(execs), statistics.median(evals)
 

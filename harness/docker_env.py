@@ -4,7 +4,8 @@ what dead ctxbench processes left behind.
 Every container ctxbench starts carries the label `ctxbench.owner=<pid>.<start time>` of the process
 that started it (as workspace folders and cgroups do), so `sweep_containers` tells a dead owner's
 containers from a live one's. How many containers are in flight at once, across processes, is bounded
-by `CTXBENCH_MAX_CONTAINERS` (default 8): `container_slot` holds one of that many lock files.
+by `CTXBENCH_MAX_CONTAINERS` (default 8): `acquire_slot` holds one of that many lock files in a folder
+every process shares (the workspace gives `$CTXBENCH_CACHE/container-slots`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import IO, Iterator
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.sandbox import ProcessResult, ResourceLimits, Sandbox, owner_tag, process_start, run_contained
 from ctxbench.harness.taskset_records import Container
-from ctxbench.harness.testenv import cache_dir
 
 __all__ = ["LABEL", "docker_problem", "image_problem", "start_container", "exec_in", "run_once",
            "remove_container", "sweep_containers", "acquire_slot", "container_slot", "max_containers", "owned_containers"]
@@ -69,10 +69,9 @@ def max_containers() -> int:
     return int(raw)
 
 
-def acquire_slot() -> IO[str]:
-    """One of `max_containers()` slots (lock files shared by every ctxbench process), held until the
-    returned file is closed; waits for a free one. A process that dies frees its slots with it."""
-    folder = cache_dir() / "container-slots"
+def acquire_slot(folder: Path) -> IO[str]:
+    """One of `max_containers()` slots (lock files in `folder`, shared by every ctxbench process), held
+    until the returned file is closed; waits for a free one. A process that dies frees its slots with it."""
     folder.mkdir(parents=True, exist_ok=True)
     limit = max_containers()
     while True:
@@ -88,9 +87,9 @@ def acquire_slot() -> IO[str]:
 
 
 @contextmanager
-def container_slot() -> Iterator[None]:
+def container_slot(folder: Path) -> Iterator[None]:
     """Hold a slot (`acquire_slot`) for the block."""
-    slot = acquire_slot()
+    slot = acquire_slot(folder)
     try:
         yield
     finally:
@@ -143,13 +142,14 @@ def exec_in(name: str, argv: list[str], timeout_s: float, env: dict[str, str], o
 
 
 def run_once(spec: Container, argv: list[str], mounts: dict[Path, str], timeout_s: float, env: dict[str, str],
-             output_cap: int) -> ProcessResult:
-    """Run `argv` in a fresh container from the image, removed afterwards whatever happened."""
+             output_cap: int, slots: Path) -> ProcessResult:
+    """Run `argv` in a fresh container from the image (holding a slot in `slots`), removed afterwards
+    whatever happened."""
     name = _name("eval")
     command = ["docker", "run", *_create_args(spec, name, mounts), *_env_args(env), "--entrypoint", "timeout",
                spec.image, *_timed(argv, timeout_s)[1:]]
     try:
-        with container_slot():
+        with container_slot(slots):
             return _client(command, timeout_s, output_cap)
     finally:
         remove_container(name)

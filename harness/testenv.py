@@ -10,8 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ctxbench.harness.docker_env import image_problem
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Task, TasksetEnvironment
+from ctxbench.harness.swebench_grading import swebench_problem
 
 __all__ = ["resolve_interpreter", "test_env_vars", "cache_dir", "command_problem", "test_argv"]
 
@@ -141,9 +143,6 @@ def command_problem(task: Task, python: str) -> str | None:
 
 
 def _container_problem(task: Task) -> str | None:
-    # imported here: both build on this module (its cache_dir and test_env_vars)
-    from ctxbench.harness.docker_env import image_problem
-    from ctxbench.harness.swebench_grading import swebench_problem
     assert task.container is not None
     if not task.test_cmd and task.swebench is None:
         return "test_cmd is empty"

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from ctxbench.harness.docker_env import owned_containers
-from ctxbench.harness.docker_workspace import DockerWorkspace
+from ctxbench.harness.workspace import DockerWorkspace
 from ctxbench.harness.tasks import load_taskset
 from ctxbench.harness.workspace import sweep_leftovers
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from conftest import git_repo, write_instances
 
 from ctxbench.harness.cli import cli
-from ctxbench.harness.docker_workspace import DockerWorkspace
+from ctxbench.harness.workspace import DockerWorkspace
 from ctxbench.harness.tasks import load_taskset
 
 RUNTESTS = '''\

@@ -91,13 +91,12 @@ def test_instance_images_in_order_of_precedence(tmp_path):
 
 
 def test_container_slots_bound_containers_in_flight(tmp_path, monkeypatch):
-    monkeypatch.setenv("CTXBENCH_CACHE", str(tmp_path))
     monkeypatch.setenv("CTXBENCH_MAX_CONTAINERS", "1")
-    held = acquire_slot()
+    held = acquire_slot(tmp_path)
     got = threading.Event()
 
     def second() -> None:
-        acquire_slot().close()
+        acquire_slot(tmp_path).close()
         got.set()
 
     waiter = threading.Thread(target=second)
@@ -108,4 +107,4 @@ def test_container_slots_bound_containers_in_flight(tmp_path, monkeypatch):
     assert got.is_set()
     monkeypatch.setenv("CTXBENCH_MAX_CONTAINERS", "0")
     with pytest.raises(InputError, match="CTXBENCH_MAX_CONTAINERS"):
-        acquire_slot()
+        acquire_slot(tmp_path)
