@@ -24,6 +24,8 @@ class Evaluation:
     seconds: float = 0.0
     exit_code: int = 0
     timed_out: bool = False
+    grader: Literal["junit", "swebench"] = "junit"
+    """What read the outcomes: pytest's JUnit XML report, or the swebench package's log parser."""
 
     @property
     def resolved(self) -> bool:

@@ -83,6 +83,9 @@ class RunResult(BaseModel):
     error: str | None = Field(None, description="Traceback when the harness failed; the provider's error for "
                                                  "`model_error`; the test output for `taskset_error`.")
     workspace: str | None = Field(None, description="The run's workspace folder when keep_workspaces kept it.")
+    grader: Literal["swebench"] | None = Field(None, exclude_if=lambda v: v is None,
+                                               description="`swebench` when the swebench package graded the "
+                                                           "run; absent: pytest's JUnit report did.")
 
 
 # -- manifest -------------------------------------------------------------------------------------

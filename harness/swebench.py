@@ -15,12 +15,14 @@ from pydantic import ValidationError
 from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.paths import inside, name_problem
 from ctxbench.harness.records import Manifest, Task, Taskset, TasksetEnvironment
+from ctxbench.harness.taskset_records import Container, SwebenchGrading
 from ctxbench.harness.results import read_results
 from ctxbench.harness.results_folder import read_manifest
 from ctxbench.harness.unidiff import patch_paths
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
-__all__ = ["load_swebench", "export_predictions", "test_directives", "environment_file", "DEFAULT_TEST_CMD"]
+__all__ = ["load_swebench", "export_predictions", "test_directives", "environment_file", "DEFAULT_TEST_CMD",
+           "swebench_image", "task_container"]
 
 _REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
              "FAIL_TO_PASS", "PASS_TO_PASS")
@@ -56,6 +58,42 @@ def _environment(value: Any, where: str) -> TasksetEnvironment:
         return TasksetEnvironment.model_validate(value)
     except ValidationError as exc:
         raise InputError(f"{where}: {'; '.join(validation_problems(exc))}") from exc
+
+
+def swebench_image(instance_id: str, namespace: str = "swebench") -> str:
+    """The name SWE-bench publishes an instance's evaluation image under (`__` spelled `_1776_`)."""
+    return f"{namespace}/sweb.eval.x86_64.{instance_id.lower()}:latest".replace("__", "_1776_")
+
+
+def task_container(env: TasksetEnvironment, where: str) -> Container | None:
+    """The container a task with environment `env` runs in; None for the local backend.
+
+    Raises:
+        InputError: a docker environment names no image.
+    """
+    if env.backend == "docker" and not env.image:
+        raise InputError(f"{where}.environment: backend docker needs an image")
+    return env.container()
+
+
+def _row_environment(row: dict[str, Any], taskset_env: TasksetEnvironment, where: str) -> TasksetEnvironment:
+    """The instance's environment: its own, else the file-wide one; with docker, the image is the
+    instance's own `environment.image`, else its `image` field, else the file-wide image, else
+    SWE-bench's published name for the instance."""
+    own = _environment(row["environment"], f"{where}.environment") if row.get("environment") else None
+    env = own or taskset_env
+    if env.backend != "docker" or (own is not None and own.image):
+        return env
+    image = row.get("image") or env.image or swebench_image(str(row["instance_id"]))
+    return env.model_copy(update={"image": str(image)})
+
+
+def _grading(row: dict[str, Any], container: Container | None) -> SwebenchGrading | None:
+    """swebench's grading of an instance that carries an eval script and a log parser, in a container."""
+    if container is None or not row.get("eval_script") or not row.get("log_parser"):
+        return None
+    return SwebenchGrading(str(row["eval_script"]), str(row["log_parser"]), str(row.get("version") or ""),
+                           str(row.get("eval_type") or "pass_and_fail"))
 
 
 def environment_file(path: Path) -> Path:
@@ -118,6 +156,8 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
         test_patch = row["test_patch"] or None
         test_files = (_id_list(row["test_files"], f"{where}.test_files") if row.get("test_files")
                       else test_directives(test_patch or ""))
+        env = _row_environment(row, environment, where)
+        container = task_container(env, where)
         tasks.append(Task(
             id=iid, repo_dir=repo_dir.resolve(), problem_statement=row["problem_statement"].strip(),
             test_cmd=tuple(shlex.split(cmd)) if isinstance(cmd, str) else tuple(cmd),
@@ -125,6 +165,7 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
             patch=row["patch"], test_patch=test_patch, test_files=test_files, tags=tuple(row.get("tags", ())),
             base_commit=row["base_commit"], repo_name=row["repo"],
             environment=_environment(row["environment"], f"{where}.environment") if row.get("environment") else None,
+            container=container, swebench=_grading(row, container),
         ))
     if not tasks:
         raise InputError(f"{path}: no instances")

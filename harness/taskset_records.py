@@ -10,20 +10,79 @@ from __future__ import annotations
 from dataclasses import field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic.dataclasses import dataclass
 
 from ctxbench.harness.errors import InputError, did_you_mean
 
-__all__ = ["TasksetEnvironment", "Task", "Taskset"]
+__all__ = ["TasksetEnvironment", "Container", "SwebenchGrading", "Task", "Taskset"]
 
 
 class TasksetEnvironment(BaseModel):
-    """Where a taskset's tests run."""
+    """Where a taskset's tests run: here (`local`), or in containers from a docker image."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    python: str | None = Field(None, description="Interpreter path to run tests with.")
+    python: str | None = Field(None, description="Interpreter path to run tests with (in the image with docker).")
     requirements: tuple[str, ...] = Field((), description="Requirements installed once into a cached venv.")
+    backend: Literal["local", "docker"] = Field("local", description="Where runs and their tests happen.")
+    image: str | None = Field(None, description="docker: the image a run's containers start from.")
+    workdir: str = Field("/testbed", description="docker: where the repository is inside the container.")
+    memory_mb: int = Field(4096, ge=64, description="docker: memory limit of each container, MiB.")
+    cpus: float = Field(2.0, gt=0, description="docker: CPUs each container may use.")
+    pids: int = Field(512, ge=16, description="docker: processes each container may hold.")
+
+    @model_validator(mode="after")
+    def _backend_keys(self) -> TasksetEnvironment:
+        if self.backend == "docker" and self.requirements:
+            raise ValueError("requirements are for the local backend; a docker image holds its own environment")
+        if self.backend == "local" and self.image:
+            raise ValueError("image needs backend: docker")
+        if not self.workdir.startswith("/"):
+            raise ValueError("workdir must be an absolute path inside the container")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Keys at their default left out, past `python` and `requirements`: a local environment
+        dumps (and so hashes) as it did before the docker keys existed."""
+        out: dict[str, Any] = handler(self)
+        return {k: v for k, v in out.items()
+                if k in ("python", "requirements") or v != type(self).model_fields[k].default}
+
+    def container(self) -> Container | None:
+        """The container spec of a docker environment (None for local, or docker without an image)."""
+        if self.backend != "docker" or not self.image:
+            return None
+        return Container(self.image, self.workdir, self.python or "python", self.memory_mb, self.cpus, self.pids)
+
+
+@dataclass(frozen=True)
+class Container:
+    """The image a task's runs happen in, and each container's limits."""
+
+    image: str
+    """Docker image name (with its tag)."""
+    workdir: str = "/testbed"
+    """Where the repository is, inside the container."""
+    python: str = "python"
+    """What a leading `python` of the test command becomes inside the container."""
+    memory_mb: int = 4096
+    cpus: float = 2.0
+    pids: int = 512
+
+
+@dataclass(frozen=True)
+class SwebenchGrading:
+    """How the swebench package grades an instance: its eval script and the name of its log parser."""
+
+    eval_script: str
+    """The instance's eval.sh: resets test files, applies the test patch, runs the tests between markers."""
+    log_parser: str
+    """A name in swebench's PARSER_REGISTRY (e.g. `parse_log_django`)."""
+    version: str = ""
+    eval_type: str = "pass_and_fail"
 
 
 @dataclass(frozen=True)
@@ -56,6 +115,10 @@ class Task:
     """The repository's name as the taskset gives it."""
     environment: TasksetEnvironment | None = None
     """Where this task's tests run, instead of the taskset's environment."""
+    container: Container | None = None
+    """The image the task runs in (from its or the taskset's docker environment); None: local."""
+    swebench: SwebenchGrading | None = None
+    """Graded by the swebench package's eval script and log parser (docker only); None: JUnit XML."""
 
 
 @dataclass(frozen=True)

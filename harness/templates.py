@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxbench.harness.evaluation import Evaluation
+from ctxbench.harness.docker_env import sweep_containers
 from ctxbench.harness.gitcmd import GitError, checkout_tree, git
 from ctxbench.harness.paths import check_repository
 from ctxbench.harness.records import Task
@@ -231,6 +232,8 @@ class Leftovers:
     """Template and workspace folders (`sweep_stale`)."""
     cgroups: int
     """Process-limit cgroups (ctxbench.harness.sandbox.sweep_cgroups)."""
+    containers: int = 0
+    """Docker containers (ctxbench.harness.docker_env.sweep_containers)."""
 
     def messages(self) -> list[str]:
         """One line per kind of leftover removed."""
@@ -239,10 +242,12 @@ class Leftovers:
             lines.append(f"removed {self.workspaces} workspace folders left by ctxbench processes that no longer run")
         if self.cgroups:
             lines.append(f"removed {self.cgroups} process-limit cgroups left by ctxbench processes that no longer run")
+        if self.containers:
+            lines.append(f"removed {self.containers} docker containers left by ctxbench processes that no longer run")
         return lines
 
 
 def sweep_leftovers() -> Leftovers:
     """Remove everything ctxbench processes that no longer run left behind: their workspace and
-    template folders, and their pids cgroups (whose processes are killed first)."""
-    return Leftovers(sweep_stale(), sweep_cgroups())
+    template folders, their pids cgroups (whose processes are killed first) and their containers."""
+    return Leftovers(sweep_stale(), sweep_cgroups(), sweep_containers())

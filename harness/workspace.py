@@ -9,6 +9,16 @@ states (tests/harness/test_workspace_shortcuts.py checks each against the slow p
 `Workspace.unchanged` (no git for a run that wrote nothing), `Workspace._untouched` (evaluation of an
 exact template copy skips staging, cleaning and resets), and `base_evaluation` (one evaluation of the
 base per task and process).
+
+`DockerWorkspace`: the same copy for a task that runs in a container from its image. It is
+bind-mounted at the container's `workdir` (default /testbed): the agent's file tools read and write
+what the container sees, under the same limits as a local run, its `run_tests` run in the container,
+and the patch is the `git diff` of that folder against its base commit. The run's container has no
+network and its own memory, CPU and process limits (ctxbench.harness.docker_env); what it writes
+outside the workspace, installs or leaves running goes with it. Evaluation copies the base again,
+applies only the patch and runs the tests in a new container from the image (graded from the JUnit
+report, or by the swebench package: ctxbench.harness.swebench_grading), so nothing else the agent
+did reaches the verdict.
 """
 
 from __future__ import annotations
@@ -17,7 +27,9 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO, cast
 
+from ctxbench.harness.docker_env import acquire_slot, exec_in, remove_container, run_once, start_container
 from ctxbench.harness.evaluation import Evaluation, TestOutcome, parse_junit
 from ctxbench.harness.gitcmd import GitError, git
 from ctxbench.harness.records import Task
@@ -25,11 +37,13 @@ from ctxbench.harness.sandbox import ProcessResult, Sandbox, owner_tag, run_cont
 from ctxbench.harness.templates import (BASE_EVALUATIONS, copy_tree, prepare_template, remove_templates,
                                         snapshot, sweep_leftovers, sweep_stale, template_snapshot, template_state,
                                         tree_state, work_root)
-from ctxbench.harness.testenv import test_argv, test_env_vars
+from ctxbench.harness.swebench_grading import GRADER, eval_script, grade_log
+from ctxbench.harness.taskset_records import Container
+from ctxbench.harness.testenv import cache_dir, test_argv, test_env_vars
 from ctxbench.harness.unidiff import patch_paths
 
 __all__ = ["prepare_template", "remove_templates", "base_evaluation", "sweep_stale", "sweep_leftovers", "work_root",
-           "Workspace", "TestOutcome", "Evaluation", "parse_junit", "GitError", "git", "patch_paths"]
+           "Workspace", "DockerWorkspace", "OUT_DIR", "container_slots", "TestOutcome", "Evaluation", "parse_junit", "GitError", "git", "patch_paths"]
 
 
 @dataclass
@@ -50,7 +64,12 @@ class Workspace:
     @classmethod
     def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
                output_cap: int = 200_000, keep: bool = False) -> Workspace:
-        """A fresh copy of the task's template; `keep` names it so that `sweep_stale` leaves it alone."""
+        """A fresh copy of the task's template; `keep` names it so that `sweep_stale` leaves it alone.
+
+        A task with a `container` gets a `DockerWorkspace`: the same copy, mounted into a container
+        from the task's image, where its commands run."""
+        if task.container is not None and cls is Workspace:
+            return DockerWorkspace.create(task, python, parent, sandbox, output_cap, keep)
         owner = "kept" if keep else f"run-{owner_tag()}"
         scratch = Path(tempfile.mkdtemp(prefix=f"ctxbench-{owner}-{task.id[:40]}-", dir=parent or work_root()))
         root = scratch / "repo"
@@ -165,13 +184,17 @@ class Workspace:
             git(["clean", "-q", "-d", "-X", "--force"], self.root)
             self._reset_test_files()
         applied = self.apply_patch(self.task.test_patch or "")
-        ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
         assert self._scratch is not None
         junit = self._scratch / "junit.xml"
         junit.unlink(missing_ok=True)
         result = self.run_tests(self._evaluation_targets(), timeout_s, junit)
         if result.output.startswith("bwrap: execvp"):  # the jail could not start the command: not the agent's fault
             raise RuntimeError(f"the test command cannot start in the sandbox: {result.output.strip()[:300]}")
+        return self.judge_junit(junit, applied, result)
+
+    def judge_junit(self, junit: Path, applied: bool, result: ProcessResult) -> Evaluation:
+        """The evaluation that the JUnit report `junit` of the test command's `result` gives."""
+        ids = list(dict.fromkeys([*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]))
         tests = parse_junit(junit, ids)
         f2p = all(tests[t] == "passed" for t in self.task.FAIL_TO_PASS)
         p2p = all(tests[t] == "passed" for t in self.task.PASS_TO_PASS)
@@ -228,3 +251,131 @@ def base_evaluation(task: Task, python: str, timeout_s: float, sandbox: Sandbox,
         evaluation = ws.evaluate(timeout_s)
     BASE_EVALUATIONS[key] = evaluation
     return evaluation
+
+
+OUT_DIR = "/ctxbench"
+"""Where, in the container, the harness's files for one command lie (the JUnit report, the eval script)."""
+EVAL_LOG_CAP = 64 * 1024**2
+"""Bytes of an eval script's log kept whole for the swebench parser (the agent's own runs are capped as
+locally)."""
+
+
+@dataclass
+class DockerWorkspace(Workspace):
+    """A `Workspace` whose commands run in a container from `task.container.image`."""
+
+    container: str | None = None
+    """The running container's name (None before `start` and after `stop`)."""
+    _slot: IO[str] | None = None
+
+    @classmethod
+    def create(cls, task: Task, python: str, parent: Path | None = None, sandbox: Sandbox = Sandbox(),
+               output_cap: int = 200_000, keep: bool = False, start: bool = True) -> DockerWorkspace:
+        """The base's copy, as for a local run, and (with `start`) the run's container on it."""
+        ws = cast(DockerWorkspace, super().create(task, python, parent, sandbox, output_cap, keep))
+        (ws.out_dir).mkdir()
+        if start:
+            try:
+                ws.start()
+            except BaseException:
+                ws.cleanup()
+                raise
+        return ws
+
+    @property
+    def spec(self) -> Container:
+        assert self.task.container is not None
+        return self.task.container
+
+    @property
+    def out_dir(self) -> Path:
+        assert self._scratch is not None
+        return self._scratch / "out"
+
+    def _mounts(self) -> dict[Path, str]:
+        return {self.root: self.spec.workdir, self.out_dir: OUT_DIR}
+
+    def start(self) -> None:
+        """Start the run's container (waiting for a free container slot first)."""
+        self._slot = acquire_slot(container_slots())
+        self.container = start_container(self.spec, self._mounts())
+
+    def stop(self) -> None:
+        """Remove the run's container and free its slot."""
+        if self.container is not None:
+            remove_container(self.container)
+            self.container = None
+        if self._slot is not None:
+            self._slot.close()
+            self._slot = None
+
+    def command(self, test_ids: list[str] | tuple[str, ...]) -> list[str]:
+        argv = list(self.task.test_cmd)
+        if argv and argv[0] in ("python", "python3"):
+            argv[0] = self.spec.python
+        return [*argv, *test_ids]
+
+    def run_tests(self, test_ids: list[str] | tuple[str, ...], timeout_s: float,
+                  junit: Path | None = None) -> ProcessResult:
+        """The test command in the run's container; paths in its output read as the workspace's own."""
+        if self.container is None:
+            raise RuntimeError("the run's container is gone (the workspace was evaluated or cleaned up)")
+        argv = self.command(test_ids)
+        if junit is not None:
+            argv.append(f"--junitxml={OUT_DIR}/{junit.name}")
+        result = exec_in(self.container, argv, timeout_s, _container_env(), self.output_cap)
+        return _as_local(result, self.spec.workdir, self.root)
+
+    def evaluate(self, timeout_s: float) -> Evaluation:
+        """The patch judged in a fresh container: the run's container is removed first, then a new
+        copy of the base gets the patch only, and the task's grader runs on it."""
+        patch = self.diff()
+        self.stop()
+        fresh = DockerWorkspace.create(self.task, self.python, self.root.parent.parent, self.sandbox,
+                                       self.output_cap, start=False)
+        try:
+            if not fresh.apply_patch(patch):
+                raise RuntimeError("the run's own patch does not apply to a fresh copy of the base")
+            return fresh._graded(timeout_s)
+        finally:
+            fresh.cleanup()
+
+    def _graded(self, timeout_s: float) -> Evaluation:
+        grading = self.task.swebench
+        if grading is None:
+            self._reset_test_files()
+            applied = self.apply_patch(self.task.test_patch or "")
+            junit = self.out_dir / "junit.xml"
+            argv = [*self.command(self._evaluation_targets()), f"--junitxml={OUT_DIR}/{junit.name}"]
+            result = run_once(self.spec, argv, self._mounts(), timeout_s, _container_env(), self.output_cap,
+                              container_slots())
+            return self.judge_junit(junit, applied, result)
+        (self.out_dir / "eval.sh").write_text(eval_script(self.task, grading))
+        result = run_once(self.spec, ["bash", f"{OUT_DIR}/eval.sh"], self._mounts(), timeout_s, _container_env(),
+                          EVAL_LOG_CAP, container_slots())
+        log = self.out_dir / "eval.log"
+        log.write_text(result.output)
+        tests, f2p, p2p, valid = grade_log(self.task, grading, log)
+        return Evaluation(tests, f2p, p2p, valid, result.output[-4000:], result.seconds, result.exit_code,
+                          result.timed_out, GRADER)
+
+    def cleanup(self) -> None:
+        self.stop()
+        super().cleanup()
+
+
+def container_slots() -> Path:
+    """The lock files that bound the containers in flight (ctxbench.harness.docker_env.acquire_slot)."""
+    return cache_dir() / "container-slots"
+
+
+def _container_env() -> dict[str, str]:
+    """The tests' fixed environment, less what the image sets itself (PATH, HOME)."""
+    env = test_env_vars(Path(tempfile.gettempdir()))
+    return {k: v for k, v in env.items() if k not in ("PATH", "HOME")}
+
+
+def _as_local(result: ProcessResult, workdir: str, root: Path) -> ProcessResult:
+    text = result.output.replace(workdir.rstrip("/") + "/", f"{root}/")
+    return ProcessResult(result.exit_code, text, result.timed_out, result.seconds, result.omitted_bytes,
+                         result.limit_hit)

@@ -1,0 +1,200 @@
+"""Containers through the docker CLI: start one for a run, run a command in it, remove it, and sweep
+what dead ctxbench processes left behind.
+
+Every container ctxbench starts carries the label `ctxbench.owner=<pid>.<start time>` of the process
+that started it (as workspace folders and cgroups do), so `sweep_containers` tells a dead owner's
+containers from a live one's. How many containers are in flight at once, across processes, is bounded
+by `CTXBENCH_MAX_CONTAINERS` (default 8): `acquire_slot` holds one of that many lock files in a folder
+every process shares (the workspace gives `$CTXBENCH_CACHE/container-slots`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.sandbox import ProcessResult, ResourceLimits, Sandbox, owner_tag, process_start, run_contained
+from ctxbench.harness.taskset_records import Container
+
+__all__ = ["LABEL", "docker_problem", "image_problem", "start_container", "exec_in", "run_once",
+           "remove_container", "sweep_containers", "acquire_slot", "container_slot", "max_containers", "owned_containers"]
+
+LABEL = "ctxbench.owner"
+_CLIENT = Sandbox("none", limits=ResourceLimits(address_space=1 << 40, processes=4096))
+"""The docker client itself runs uncontained: the container is the containment (its limits below)."""
+_GRACE_S = 30.0
+"""How much longer than the command's own timeout the client may take (container start, teardown)."""
+
+
+def _docker(*args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout_s)
+
+
+def docker_problem() -> str | None:
+    """Why containers cannot run here (no docker CLI, no daemon), or None."""
+    if shutil.which("docker") is None:
+        return "the docker command is not installed (Debian: apt-get install docker.io)"
+    try:
+        info = _docker("info", "--format", "{{.ServerVersion}}", timeout_s=30)
+    except subprocess.TimeoutExpired:
+        return "the docker daemon does not answer (docker info timed out)"
+    if info.returncode != 0:
+        return f"the docker daemon is not reachable ({' '.join(info.stderr.split())[:200]}); start dockerd"
+    return None
+
+
+def image_problem(image: str) -> str | None:
+    """Why containers cannot start from `image` (docker missing, image not present locally), or None."""
+    problem = docker_problem()
+    if problem:
+        return problem
+    if _docker("image", "inspect", "--format", "{{.Id}}", image, timeout_s=60).returncode != 0:
+        return f"docker image {image} is not present (docker pull it, or build it; see docs/environments.md)"
+    return None
+
+
+def max_containers() -> int:
+    """Containers in flight at once on this machine ($CTXBENCH_MAX_CONTAINERS, default 8)."""
+    raw = os.environ.get("CTXBENCH_MAX_CONTAINERS", "8")
+    if not raw.isdigit() or int(raw) < 1:
+        raise InputError(f"CTXBENCH_MAX_CONTAINERS={raw!r}: expected a whole number of at least 1")
+    return int(raw)
+
+
+def acquire_slot(folder: Path) -> IO[str]:
+    """One of `max_containers()` slots (lock files in `folder`, shared by every ctxbench process), held
+    until the returned file is closed; waits for a free one. A process that dies frees its slots with it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    limit = max_containers()
+    while True:
+        for n in range(limit):
+            fh = open(folder / f"{n}.lock", "w")
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.close()
+                continue
+            return fh
+        time.sleep(0.2)
+
+
+@contextmanager
+def container_slot(folder: Path) -> Iterator[None]:
+    """Hold a slot (`acquire_slot`) for the block."""
+    slot = acquire_slot(folder)
+    try:
+        yield
+    finally:
+        slot.close()
+
+
+def _create_args(spec: Container, name: str, mounts: dict[Path, str]) -> list[str]:
+    """`docker run` options shared by every ctxbench container: label, no network, limits, mounts."""
+    args = ["--name", name, "--label", f"{LABEL}={owner_tag()}", "--network", "none",
+            "--memory", f"{spec.memory_mb}m", "--memory-swap", f"{spec.memory_mb}m", "--cpus", str(spec.cpus),
+            "--pids-limit", str(spec.pids), "--workdir", spec.workdir, "--security-opt", "no-new-privileges",
+            "--cap-drop", "NET_RAW", "--cap-drop", "SYS_ADMIN"]
+    for host, inside in mounts.items():
+        args += ["--mount", f"type=bind,source={host},target={inside}"]
+    return args
+
+
+def _name(kind: str) -> str:
+    return f"ctxbench-{kind}-{owner_tag().replace('.', '-')}-{uuid.uuid4().hex[:8]}"
+
+
+def start_container(spec: Container, mounts: dict[Path, str]) -> str:
+    """Start a long-lived container for a run (its main process sleeps); returns its name.
+
+    Raises:
+        RuntimeError: docker could not start it (docker's own words).
+    """
+    name = _name("run")
+    made = _docker("run", "-d", *_create_args(spec, name, mounts), "--entrypoint", "sleep", spec.image,
+                   "infinity")
+    if made.returncode != 0:
+        remove_container(name)
+        raise RuntimeError(f"docker could not start a container from {spec.image}: {made.stderr.strip()[:500]}")
+    return name
+
+
+def _env_args(env: dict[str, str]) -> list[str]:
+    return [arg for key, value in sorted(env.items()) for arg in ("--env", f"{key}={value}")]
+
+
+def _timed(argv: list[str], timeout_s: float) -> list[str]:
+    """`argv` killed inside the container at the timeout, its process group with it (coreutils `timeout`)."""
+    return ["timeout", "--kill-after=2", f"{max(1, int(timeout_s))}", *argv]
+
+
+def exec_in(name: str, argv: list[str], timeout_s: float, env: dict[str, str], output_cap: int) -> ProcessResult:
+    """Run `argv` in the running container `name`, with a timeout inside it and one on the client."""
+    command = ["docker", "exec", *_env_args(env), name, *_timed(argv, timeout_s)]
+    return _client(command, timeout_s, output_cap)
+
+
+def run_once(spec: Container, argv: list[str], mounts: dict[Path, str], timeout_s: float, env: dict[str, str],
+             output_cap: int, slots: Path) -> ProcessResult:
+    """Run `argv` in a fresh container from the image (holding a slot in `slots`), removed afterwards
+    whatever happened."""
+    name = _name("eval")
+    command = ["docker", "run", *_create_args(spec, name, mounts), *_env_args(env), "--entrypoint", "timeout",
+               spec.image, *_timed(argv, timeout_s)[1:]]
+    try:
+        with container_slot(slots):
+            return _client(command, timeout_s, output_cap)
+    finally:
+        remove_container(name)
+
+
+def _client(command: list[str], timeout_s: float, output_cap: int) -> ProcessResult:
+    result = run_contained(command, Path("/"), timeout_s + _GRACE_S, dict(os.environ), _CLIENT, output_cap)
+    fired = result.exit_code in (124, 137) and result.seconds >= timeout_s  # `timeout` in the container
+    if fired and not result.timed_out:
+        return ProcessResult(-9, result.output, True, result.seconds, result.omitted_bytes, result.limit_hit)
+    if result.exit_code == 125 and "docker:" in result.output[:400]:
+        raise RuntimeError(f"docker could not run the command: {result.output.strip()[:500]}")
+    return result
+
+
+def remove_container(name: str) -> None:
+    """Remove the container (killed first if running); nothing when it is gone already."""
+    try:
+        _docker("rm", "-f", "-v", name, timeout_s=120)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def owned_containers() -> list[tuple[str, str]]:
+    """(name, owner tag) of every container that ctxbench started, running or not."""
+    if shutil.which("docker") is None:
+        return []
+    try:
+        listed = _docker("ps", "-a", "--filter", f"label={LABEL}", "--format",
+                         f'{{{{.Names}}}}\t{{{{.Label "{LABEL}"}}}}', timeout_s=60)
+    except subprocess.TimeoutExpired:
+        return []
+    if listed.returncode != 0:
+        return []
+    return [(name, owner) for name, _, owner in (line.partition("\t") for line in listed.stdout.splitlines())]
+
+
+def sweep_containers() -> int:
+    """Remove the containers of ctxbench processes that no longer run (a runner killed with SIGKILL);
+    returns how many. The owner is the pid and start time in the label, so a reused pid protects none."""
+    removed = 0
+    for name, owner in owned_containers():
+        pid, _, start = owner.partition(".")
+        if pid.isdigit() and process_start(int(pid)) == start:
+            continue
+        remove_container(name)
+        removed += 1
+    return removed

@@ -1,0 +1,119 @@
+"""The docker backend against the local one: the same smoke tasks, as SWE-bench-style instances, give
+the same outcomes in both, and the exported predictions pass in a fresh container."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from conftest import smoke_instances, write_instances, git_repo
+
+from ctxbench.harness.cli import cli
+from ctxbench.harness.workspace import DockerWorkspace
+from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.workspace import Workspace
+
+
+def _run(tmp_path, name, path, repos, repeats=2):
+    exp = tmp_path / f"{name}.yaml"
+    exp.write_text(json.dumps({"name": name, "taskset": {"path": str(path), "repos": str(repos)},
+                               "strategies": [{"name": "baseline"}], "repeats": repeats, "workers": 1,
+                               "sandbox": "none", "model": {"provider": "sim"}}))
+    out = tmp_path / f"out-{name}"
+    result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"])
+    assert result.exit_code == 0, result.output
+    return out, [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+
+
+def test_docker_and_local_judge_alike_and_predictions_pass(tmp_path, smoke_dir, image, no_leftover_containers):
+    """Runs in the image judge as local runs do: each docker run's patch, judged by the local backend,
+    gets the outcomes the docker run recorded (the runs themselves may differ: the image's pytest
+    prints its failures a little differently, and the simulator reads what it is shown)."""
+    local_dir, docker_dir = tmp_path / "local", tmp_path / "docker"
+    local_dir.mkdir()
+    docker_dir.mkdir()
+    local = smoke_instances(local_dir, smoke_dir, None)
+    docker = smoke_instances(docker_dir, smoke_dir, {"backend": "docker", "image": image})
+    out, docker_runs = _run(docker_dir, "docker", docker, docker_dir / "repos")
+    assert len(docker_runs) == 10
+    assert not [r for r in docker_runs if r["failure_reason"] in ("harness_error", "taskset_error")]
+    assert not [r for r in docker_runs if "grader" in r]  # pytest's JUnit report judged them
+    assert sum(r["resolved"] for r in docker_runs) >= 5
+
+    local_tasks = {t.id: t for t in load_taskset(local, local_dir / "repos").tasks}
+    for run in docker_runs:
+        ws = Workspace.create(local_tasks[run["task_id"]], sys.executable)
+        try:
+            assert ws.apply_patch(run["patch"])
+            evaluation = ws.evaluate(120)
+        finally:
+            ws.cleanup()
+        assert (evaluation.resolved, dict(evaluation.tests)) == (run["resolved"], run["tests"]), run["run_id"]
+
+    exported = CliRunner().invoke(cli, ["export-predictions", str(out), "--repeat", "0"])
+    assert exported.exit_code == 0, exported.output
+    tasks = {t.id: t for t in load_taskset(docker, docker_dir / "repos").tasks}
+    resolved = {r["task_id"] for r in docker_runs if r["resolved"] and r["repeat"] == 0}
+    predictions = [json.loads(line) for line in (out / "predictions" / "baseline.r0.jsonl").read_text().splitlines()]
+    checked = 0
+    for row in predictions:
+        if row["instance_id"] not in resolved:
+            continue
+        fresh = DockerWorkspace.create(tasks[row["instance_id"]], "python", start=False)
+        try:
+            assert fresh.apply_patch(row["model_patch"])
+            evaluation = fresh.evaluate(120)
+        finally:
+            fresh.cleanup()
+        assert evaluation.resolved, evaluation.output_tail
+        checked += 1
+    assert checked == len(resolved) > 0
+
+
+def test_an_instance_needing_a_package_only_the_image_has(tmp_path, image, no_leftover_containers):
+    """`more_itertools` is a Debian package of the image, absent from ctxbench's own interpreter."""
+    repo = tmp_path / "repos" / "acme__chunks"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "chunks.py").write_text("import more_itertools\n\n\ndef pairs(xs):\n    return list(more_itertools.chunked(xs, 3))\n")
+    (repo / "tests" / "test_chunks.py").write_text(
+        "from chunks import pairs\n\n\ndef test_pairs():\n    assert pairs([1, 2, 3, 4]) == [[1, 2], [3, 4]]\n")
+    base = git_repo(repo)
+    (repo / "chunks.py").write_text(
+        "import more_itertools\n\n\ndef pairs(xs):\n    return list(more_itertools.chunked(xs, 2))\n")
+    patch = subprocess.run(["git", "diff"], cwd=repo, capture_output=True, text=True).stdout
+    subprocess.run(["git", "checkout", "chunks.py"], cwd=repo, check=True)
+    row = {"instance_id": "acme__chunks-1", "repo": "acme/chunks", "base_commit": base, "patch": patch,
+           "test_patch": "", "problem_statement": "pairs() gives chunks of three, not pairs.",
+           "FAIL_TO_PASS": ["tests/test_chunks.py::test_pairs"], "PASS_TO_PASS": [],
+           "test_cmd": "python -m pytest -q", "test_files": ["tests/test_chunks.py"]}
+    local_dir, docker_dir = tmp_path / "local", tmp_path / "docker"
+    for folder, env in ((local_dir, None), (docker_dir, {"backend": "docker", "image": image})):
+        folder.mkdir()
+        write_instances(folder, [row], env)
+    _, docker_runs = _run(docker_dir, "docker", docker_dir / "instances.jsonl", tmp_path / "repos", repeats=1)
+    _, local_runs = _run(local_dir, "local", local_dir / "instances.jsonl", tmp_path / "repos", repeats=1)
+    assert [(r["resolved"], r["failure_reason"]) for r in docker_runs] == [(True, None)]
+    assert [r["failure_reason"] for r in local_runs] == ["taskset_error"]
+    assert "more_itertools" in local_runs[0]["error"]
+
+
+def test_a_missing_image_is_one_line_and_exit_2(tmp_path, smoke_dir, image):
+    path = smoke_instances(tmp_path, smoke_dir, {"backend": "docker", "image": "ctxbench-absent:none"})
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(json.dumps({"name": "x", "taskset": {"path": str(path), "repos": str(tmp_path / "repos")},
+                               "strategies": [{"name": "baseline"}], "repeats": 1, "sandbox": "none"}))
+    out = tmp_path / "out"
+    result = subprocess.run([*_ctxbench(), "run", str(exp), "--output", str(out)], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "docker image ctxbench-absent:none is not present" in lines[0]
+    assert not out.exists()
+
+
+def _ctxbench() -> list[str]:
+    import sys
+    from pathlib import Path
+    return [str(Path(sys.executable).parent / "ctxbench")]
