@@ -20,6 +20,7 @@ from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_gr
                                       summarize, summary_frame, task_table)
 from ctxbench.reports.runview import write_run_pages
 from ctxbench.reports.summary_json import write_summary_json
+from ctxbench.reports.verdict_table import VERDICT_COLOURS, verdict_caption, verdict_frame
 
 __all__ = ["ReportPaths", "write_report", "report_blocks", "manifest_notices", "completeness_notice", "check_reference",
            "SIMULATED_NOTICE", "METHOD", "DEFAULT_REFERENCE"]
@@ -121,6 +122,10 @@ def _failure_table(summaries: list[StrategySummary]) -> pd.DataFrame:
     return table
 
 
+_IN_VERDICT_TABLE = ("vs", "verdict", "token ratio", "tokens", "cost ratio", "cost")
+"""Columns of the comparison table the verdict table already shows (comparisons.csv keeps them all)."""
+
+
 def _comparison_blocks(folder: ResultsFolder, reference: str, comparisons: list[PairedComparison],
                        margin: float, plots_dir: Path) -> tuple[list[Block], list[Path]]:
     from ctxbench.reports.plots import plot_forest
@@ -140,7 +145,7 @@ def _comparison_blocks(folder: ResultsFolder, reference: str, comparisons: list[
         Figure(forest, f"Paired difference of each strategy against `{reference}`: completion (task-clustered "
                        f"interval, dashed line the −{margin * 100:g} pts margin) and token ratio (bootstrap over "
                        "tasks), Holm-adjusted."),
-        Table(comparison_frame(comparisons), id="comparison"),
+        Table(comparison_frame(comparisons).drop(columns=list(_IN_VERDICT_TABLE), errors="ignore"), id="comparison"),
     ]
     return blocks, [forest]
 
@@ -204,13 +209,27 @@ def _draw_plots(folder: ResultsFolder, summaries: list[StrategySummary], fill: p
     return plots
 
 
+def _verdict_blocks(reference: str, comparisons: list[PairedComparison]) -> list[Block]:
+    """The first screen: one row per strategy against the reference, verdict words coloured."""
+    if not comparisons:
+        return []
+    return [Table(verdict_frame(comparisons), id="verdicts", inline=True, colours=tuple(VERDICT_COLOURS.items())),
+            Paragraph(verdict_caption(comparisons, reference))]
+
+
 def _opening(folder: ResultsFolder) -> list[Block]:
     m, runs = folder.manifest, folder.runs
     return [
         *manifest_notices(m),
         *completeness_notice(m, runs),
         *_harness_error_notice(runs),
-        Heading(f"ctxbench report — {m.name}", 1),
+    ]
+
+
+def _experiment(folder: ResultsFolder) -> list[Block]:
+    m, runs = folder.manifest, folder.runs
+    return [
+        Heading("Experiment"),
         Paragraph(f"Experiment `{m.experiment_id}` (name, resolved config and taskset), fixed variables "
                   f"`{m.fixed_id or '?'}`; started {m.created}, harness {m.harness_version}. "
                   f"Model `{m.model_name}` (provider `{m.config.get('model', {}).get('provider', '?')}`); "
@@ -264,6 +283,9 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
     comparison, forest = _comparison_blocks(folder, reference, comparisons, margin, plots_dir)
     blocks: list[Block] = [
         *_opening(folder),
+        Heading(f"ctxbench report — {folder.manifest.name}", 1),
+        *_verdict_blocks(reference, comparisons),
+        *_experiment(folder),
         Heading("Summary"),
         Table(_summary_table([s for s in summaries if s.runs]), id="summary"),
         *_pricing_note(folder.manifest),
