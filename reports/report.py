@@ -18,7 +18,7 @@ from ctxbench.reports.loading import Manifest, ResultsFolder, load_results
 from ctxbench.reports.planning import plan_frame, plan_rows, plan_sentence
 from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_grid, repeat_rates, split_harness_errors,
                                       summarize, summary_frame, task_table)
-from ctxbench.reports.runview import write_run_pages
+from ctxbench.reports.run_pages import write_run_pages
 from ctxbench.reports.summary_json import write_summary_json
 from ctxbench.reports.verdict_table import VERDICT_COLOURS, verdict_caption, verdict_frame
 
@@ -374,7 +374,7 @@ def write_report(run_dir: str | Path, reference: str | None = None, margin: floa
     run_dir = Path(run_dir)
     folder = load_results(run_dir)
     reference = check_reference(folder, reference)
-    write_run_pages(run_dir, run_records(folder.runs))
+    write_run_pages(run_dir, run_records(folder.runs), folder.manifest)
     blocks, summaries, plots, comparisons = report_blocks(folder, reference, run_dir / "plots", margin)
     md, page, csv = run_dir / "report.md", run_dir / "report.html", run_dir / "summary.csv"
     md.write_text(to_markdown(blocks, run_dir), encoding="utf-8")
