@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,6 +21,8 @@ from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_gr
                                       summarize, summary_frame, task_table)
 from ctxbench.reports.run_pages import write_run_pages
 from ctxbench.reports.summary_json import write_summary_json
+from ctxbench.reports.regime_report import check_price_model, holds_word, regime_section
+from ctxbench.reports.regimes import RegimeVerdicts
 from ctxbench.reports.verdict_table import VERDICT_COLOURS, verdict_caption, verdict_frame
 
 __all__ = ["ReportPaths", "write_report", "report_blocks", "manifest_notices", "completeness_notice", "check_reference",
@@ -209,11 +212,17 @@ def _draw_plots(folder: ResultsFolder, summaries: list[StrategySummary], fill: p
     return plots
 
 
-def _verdict_blocks(reference: str, comparisons: list[PairedComparison]) -> list[Block]:
+def _verdict_blocks(reference: str, comparisons: list[PairedComparison], regimes: list[RegimeVerdicts]
+                    ) -> list[Block]:
     """The first screen: one row per strategy against the reference, verdict words coloured."""
     if not comparisons:
         return []
-    return [Table(verdict_frame(comparisons), id="verdicts", inline=True, colours=tuple(VERDICT_COLOURS.items())),
+    observed = {v.strategy: v.by_regime["cache as observed"].cost for v in regimes if "cache as observed" in v.by_regime}
+    comparisons = [c if c.cost is not None else replace(c, cost=observed.get(c.strategy)) for c in comparisons]
+    costs = {c.strategy: c.cost.verdict for c in comparisons if c.cost is not None}
+    holds = {v.strategy: holds_word(v, costs.get(v.strategy)) for v in regimes}
+    return [Table(verdict_frame(comparisons, holds), id="verdicts", inline=True,
+                  colours=tuple(VERDICT_COLOURS.items())),
             Paragraph(verdict_caption(comparisons, reference))]
 
 
@@ -268,9 +277,11 @@ def _outcome_blocks(folder: ResultsFolder, summaries: list[StrategySummary], plo
     ]
 
 
-def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin: float = MARGIN
+def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin: float = MARGIN,
+                  price_as: str | None = None
                   ) -> tuple[list[Block], list[StrategySummary], list[Path], list[PairedComparison]]:
-    """Compute everything, draw the plots into `plots_dir`, and lay out the report.
+    """Compute everything, draw the plots into `plots_dir`, and lay out the report (`price_as`: the
+    price-database model the pricing regimes re-price with; default the experiment's).
 
     Returns:
         The blocks, the summaries (for summary.csv), the plot paths and the paired comparisons.
@@ -279,12 +290,14 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
     summaries = summarize(folder.runs, order)
     comparisons = (compare_strategies(folder.runs, reference, order, margin=margin)
                    if reference in order and len(order) > 1 else [])
-    plots = _draw_plots(folder, summaries, turns_df(folder.path), plots_dir)
+    turns = turns_df(folder.path)
+    plots = _draw_plots(folder, summaries, turns, plots_dir)
     comparison, forest = _comparison_blocks(folder, reference, comparisons, margin, plots_dir)
+    pricing, regimes = regime_section(folder, turns, reference, margin, price_as)
     blocks: list[Block] = [
         *_opening(folder),
         Heading(f"ctxbench report — {folder.manifest.name}", 1),
-        *_verdict_blocks(reference, comparisons),
+        *_verdict_blocks(reference, comparisons, regimes),
         *_experiment(folder),
         Heading("Summary"),
         Table(_summary_table([s for s in summaries if s.runs]), id="summary"),
@@ -292,6 +305,7 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
         Figure(plots["completion"], "Completion rate per strategy with Wilson 95% intervals (runs treated as "
                                     "independent; the paired comparison below clusters by task)."),
         *comparison,
+        *pricing,
         *_planning_blocks(folder, reference, margin),
         *_outcome_blocks(folder, summaries, plots),
         *_run_index(folder),
@@ -355,7 +369,8 @@ def check_reference(folder: ResultsFolder, reference: str | None) -> str:
     return reference
 
 
-def write_report(run_dir: str | Path, reference: str | None = None, margin: float = MARGIN) -> ReportPaths:
+def write_report(run_dir: str | Path, reference: str | None = None, margin: float = MARGIN,
+                 price_as: str | None = None) -> ReportPaths:
     """Write report.md, report.html (self-contained), summary.csv, summary.json, comparisons.csv,
     plots/*.png and runs/<strategy>/<task>.<repeat>.html (one self-contained page per run with a
     transcript) into a results folder. The figures come from `runs_df` and `turns_df`
@@ -366,16 +381,19 @@ def write_report(run_dir: str | Path, reference: str | None = None, margin: floa
         reference: Strategy the others are compared with. None: `baseline`, and when the experiment
             has no `baseline` the report says so.
         margin: Non-inferiority margin in completion rate (0.05 = 5 points).
+        price_as: A model of the genai-prices database to re-price the runs as under the pricing
+            regimes (None: the model the experiment was priced as).
 
     Raises:
-        InputError: not a results folder, no runs, or a named `reference` without runs (nothing is
-            written then).
+        InputError: not a results folder, no runs, a named `reference` without runs, or a
+            `price_as` the price database does not have (nothing is written then).
     """
     run_dir = Path(run_dir)
     folder = load_results(run_dir)
     reference = check_reference(folder, reference)
+    check_price_model(folder.manifest, price_as)
     write_run_pages(run_dir, run_records(folder.runs), folder.manifest)
-    blocks, summaries, plots, comparisons = report_blocks(folder, reference, run_dir / "plots", margin)
+    blocks, summaries, plots, comparisons = report_blocks(folder, reference, run_dir / "plots", margin, price_as)
     md, page, csv = run_dir / "report.md", run_dir / "report.html", run_dir / "summary.csv"
     md.write_text(to_markdown(blocks, run_dir), encoding="utf-8")
     page.write_text(to_html(blocks, f"ctxbench report — {folder.manifest.name}"), encoding="utf-8")

@@ -47,10 +47,11 @@ def _detectable(m: Completion) -> str:
     return f"±{m.mdd * 100:.1f} pts"
 
 
-def verdict_frame(comparisons: list[PairedComparison]) -> pd.DataFrame:
+def verdict_frame(comparisons: list[PairedComparison], regimes: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per candidate: completion difference and its verdict, token and cost ratios and theirs,
-    and the smallest completion difference the design detects (80% power). Verdict cells hold the bare
-    verdict word (the HTML report colours it)."""
+    whether the cost verdict holds under every pricing regime (`regimes`: strategy -> `holds` or which
+    flip it), and the smallest completion difference the design detects (80% power). Verdict cells
+    hold the bare verdict word (the HTML report colours it)."""
     rows = []
     for c in comparisons:
         m = c.completion
@@ -64,6 +65,8 @@ def verdict_frame(comparisons: list[PairedComparison]) -> pd.DataFrame:
         if c.cost is not None:
             row["cost"] = c.cost.verdict
             row["cost ratio [CI]"] = _ratio_cell(c.cost)
+            if regimes:
+                row["cost under every pricing regime"] = regimes.get(c.strategy, "–")
         row["design detects"] = _detectable(m)
         rows.append(row)
     return pd.DataFrame(rows)
