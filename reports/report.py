@@ -10,7 +10,6 @@ from typing import NamedTuple
 import pandas as pd
 
 from ctxbench.harness.errors import InputError, did_you_mean
-from ctxbench.harness.results_folder import transcript_path
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
@@ -19,7 +18,7 @@ from ctxbench.reports.loading import Manifest, ResultsFolder, load_results
 from ctxbench.reports.planning import plan_frame, plan_rows, plan_sentence
 from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_grid, repeat_rates, split_harness_errors,
                                       summarize, summary_frame, task_table)
-from ctxbench.reports.run_pages import write_run_pages
+from ctxbench.reports.run_pages import run_index, write_run_pages
 from ctxbench.reports.summary_json import write_summary_json
 from ctxbench.reports.regime_report import check_price_model, holds_word, regime_section
 from ctxbench.reports.regimes import RegimeVerdicts
@@ -308,30 +307,10 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
         *pricing,
         *_planning_blocks(folder, reference, margin),
         *_outcome_blocks(folder, summaries, plots),
-        *_run_index(folder),
+        *run_index(folder),
     ]
     paths = [plots[k] for k in ("completion", "stability", "tokens", "failures", "outcomes")] + forest
     return blocks, summaries, paths + [plots[k] for k in ("context_fill",) if k in plots], comparisons
-
-
-def _run_index(folder: ResultsFolder) -> list[Block]:
-    """Every run with a transcript, linked to its page (✓ resolved, ✗ not), tasks × strategies."""
-    cells: dict[tuple[str, str], list[str]] = {}
-    for r in folder.runs.sort_values("repeat").to_dict(orient="records"):
-        strategy, task, repeat = str(r["strategy"]), str(r["task_id"]), int(r["repeat"])
-        if not transcript_path(folder.path, strategy, task, repeat).is_file():
-            continue
-        href = f"runs/{strategy}/{task}.{repeat}.html"
-        cells.setdefault((task, strategy), []).append(f"[{'✓' if r['resolved'] else '✗'}{repeat}]({href})")
-    if not cells:
-        return []
-    tasks = list(dict.fromkeys(t for t, _ in sorted(cells)))
-    frame = pd.DataFrame([{s: " ".join(cells.get((t, s), [])) or "–" for s in folder.strategies} for t in tasks],
-                         index=pd.Index(tasks, name="task"))
-    return [Heading("Runs"),
-            Paragraph("Each run turn by turn (what the strategy changed, what the model saw and did), one page per "
-                      "run: ✓ resolved, ✗ not, then the repeat. In a terminal: `ctxbench show RUN_DIR RUN_ID`."),
-            Table(frame, id="runs", inline=True)]
 
 
 def _with_paired_columns(summary: pd.DataFrame, comparisons: list[PairedComparison]) -> pd.DataFrame:

@@ -18,9 +18,10 @@ from ctxbench.harness.records import Manifest, RunResult
 from ctxbench.harness.results_folder import transcript_path
 from ctxbench.harness.tasks import load_taskset
 from ctxbench.reports.document import Block, Code, Details, Heading, Paragraph, SideBySide, Table, to_html
+from ctxbench.reports.loading import ResultsFolder
 from ctxbench.reports.runview import RunView, header_blocks, read_view, run_page_path, turn_blocks
 
-__all__ = ["RequestedTests", "requested_tests", "page_blocks", "write_run_pages", "ERROR_CHARS"]
+__all__ = ["RequestedTests", "requested_tests", "page_blocks", "write_run_pages", "run_index", "ERROR_CHARS"]
 
 ERROR_CHARS = 4000
 """Characters of a run's error text (traceback, provider error, test output) shown on its page."""
@@ -165,3 +166,23 @@ def write_run_pages(path: str | Path, results: list[RunResult], manifest: Manife
         page.write_text(to_html(page_blocks(view, ctx), f"ctxbench run {result.run_id}"), encoding="utf-8")
         pages[result.run_id] = page
     return pages
+
+
+def run_index(folder: ResultsFolder) -> list[Block]:
+    """Every run with a transcript, linked to its page (✓ resolved, ✗ not), tasks × strategies."""
+    cells: dict[tuple[str, str], list[str]] = {}
+    for r in folder.runs.sort_values("repeat").to_dict(orient="records"):
+        strategy, task, repeat = str(r["strategy"]), str(r["task_id"]), int(r["repeat"])
+        if not transcript_path(folder.path, strategy, task, repeat).is_file():
+            continue
+        href = f"runs/{strategy}/{task}.{repeat}.html"
+        cells.setdefault((task, strategy), []).append(f"[{'✓' if r['resolved'] else '✗'}{repeat}]({href})")
+    if not cells:
+        return []
+    tasks = list(dict.fromkeys(t for t, _ in sorted(cells)))
+    frame = pd.DataFrame([{s: " ".join(cells.get((t, s), [])) or "–" for s in folder.strategies} for t in tasks],
+                         index=pd.Index(tasks, name="task"))
+    return [Heading("Runs"),
+            Paragraph("Each run turn by turn (what the strategy changed, what the model saw and did), one page per "
+                      "run: ✓ resolved, ✗ not, then the repeat. In a terminal: `ctxbench show RUN_DIR RUN_ID`."),
+            Table(frame, id="runs", inline=True)]
