@@ -217,12 +217,14 @@ def _verdict_blocks(reference: str, comparisons: list[PairedComparison], regimes
     if not comparisons:
         return []
     observed = {v.strategy: v.by_regime["cache as observed"].cost for v in regimes if "cache as observed" in v.by_regime}
+    repriced = any(c.cost is None and observed.get(c.strategy) is not None for c in comparisons)
     comparisons = [c if c.cost is not None else replace(c, cost=observed.get(c.strategy)) for c in comparisons]
     costs = {c.strategy: c.cost.verdict for c in comparisons if c.cost is not None}
     holds = {v.strategy: holds_word(v, costs.get(v.strategy)) for v in regimes}
+    note = " Cost: the runs re-priced call by call, cache as observed (see the pricing regimes)." if repriced else ""
     return [Table(verdict_frame(comparisons, holds), id="verdicts", inline=True,
                   colours=tuple(VERDICT_COLOURS.items())),
-            Paragraph(verdict_caption(comparisons, reference))]
+            Paragraph(verdict_caption(comparisons, reference) + note)]
 
 
 def _opening(folder: ResultsFolder) -> list[Block]:

@@ -90,6 +90,7 @@ def test_a_cost_verdict_that_flips_names_the_regimes_under_which_it_flips(folder
             "no cache; **cheaper** under 5-minute TTL.") in text
     first_table = text[text.index("\n| strategy"):].split("\n\n")[0]
     assert "| flips: no cache (cheaper), 5-minute TTL (cheaper) |" in first_table
+    assert "Cost: the runs re-priced call by call, cache as observed" in text
 
 
 def test_without_prices_the_section_says_how_to_get_them_and_an_unknown_model_is_refused(folder: Path) -> None:
