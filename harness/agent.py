@@ -62,6 +62,8 @@ class Agent:
         self.strategy, self.model, self.toolbox = strategy, model, toolbox
         self.budget, self.limits, self.deadline, self.transcript = budget, limits, deadline, transcript
         self.invalid_streak = 0
+        self.last_call_at: float | None = None
+        self.gap_s: float | None = None
         self.last_action: tuple | None = None
         self.action_streak = 0
 
@@ -111,6 +113,7 @@ class Agent:
     def query(self, out: AgentOutcome, context: Context) -> tuple[Completion | None, str]:
         """The model's reply, or None and why it could not be parsed."""
         t0 = time.monotonic()
+        self.gap_s, self.last_call_at = (None if self.last_call_at is None else round(t0 - self.last_call_at, 3)), t0
         try:
             completion = self.model.complete(context.messages, TOOL_SCHEMAS)
             self.deadline += completion.retried_s  # waiting on a failing endpoint is not the agent's time
@@ -172,7 +175,8 @@ class Agent:
             turn=index, messages=self.transcript.message_hashes(context.messages), context_tokens=context_tokens,
             fill=round(context_tokens / self.budget.context_window, 4), ledger=context.ledger, reply=turn.text,
             tool_calls=list(turn.tool_calls), observations=observations,
-            usage=completion.usage if completion is not None else Usage(), malformed=malformed or None))
+            usage=completion.usage if completion is not None else Usage(), malformed=malformed or None,
+            gap_s=self.gap_s))
 
     def _end(self, stop: StopReason, detail: str, turns: int) -> None:
         if self.transcript is not None:

@@ -12,7 +12,7 @@ from typing import Any
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import InputError
 
-__all__ = ["Prices", "resolve_prices", "lookup_prices", "run_cost"]
+__all__ = ["Prices", "PriceSheet", "resolve_prices", "lookup_prices", "lookup_price_sheet", "run_cost"]
 
 _PROBE = 1000
 """Tokens of the probe request used to read per-million prices (the base tier of tiered prices)."""
@@ -55,6 +55,52 @@ def lookup_prices(model_ref: str, base_url: str | None = None) -> Prices | None:
     scale = 1_000_000 / _PROBE
     return Prices(float(plain.total_price) * scale, float(cached.total_price) * scale, float(out.total_price) * scale,
                   f"genai-prices {genai_prices.__version__}: {plain.provider.id}/{plain.model.id}")
+
+
+@dataclass(frozen=True)
+class PriceSheet:
+    """One model's dollars per million tokens for every kind of token, as the price database lists them."""
+
+    input: float
+    """Prompt tokens neither read from nor written to the cache."""
+    cache_read: float
+    cache_write_5m: float
+    """Prompt tokens written to a cache entry that lives 5 minutes (the default TTL)."""
+    cache_write_1h: float
+    """Prompt tokens written to a cache entry that lives 1 hour."""
+    output: float
+    """Completion tokens (reasoning included)."""
+    source: str
+    """`genai-prices <version>: <provider>/<model>`, with `, batch` for batch prices."""
+
+
+def lookup_price_sheet(model_ref: str, batch: bool = False) -> PriceSheet | None:
+    """The price sheet of `model_ref` in the genai-prices database (offline): its interactive prices, or
+    with `batch` its batch-processing prices (where the database has none, the interactive ones). None
+    when the model is not there or genai-prices is not installed."""
+    try:
+        import genai_prices
+    except ImportError:
+        return None
+    context = {"processing": "batch"} if batch else None
+
+    def per_million(**usage: int) -> Any:
+        return genai_prices.calc_price(genai_prices.Usage(input_tokens=_PROBE, **usage), model_ref,
+                                       price_context=context)
+
+    try:
+        plain = per_million()
+        prices = [plain, per_million(cache_read_tokens=_PROBE),
+                  per_million(cache_write_tokens=_PROBE, cache_write_5m_tokens=_PROBE),
+                  per_million(cache_write_tokens=_PROBE, cache_write_1h_tokens=_PROBE)]
+        out = genai_prices.calc_price(genai_prices.Usage(output_tokens=_PROBE), model_ref, price_context=context)
+    except LookupError:
+        return None
+    scale = 1_000_000 / _PROBE
+    read, write_5m, write_1h = (float(p.total_price) * scale for p in prices[1:])
+    return PriceSheet(float(plain.total_price) * scale, read, write_5m, write_1h, float(out.total_price) * scale,
+                      f"genai-prices {genai_prices.__version__}: {plain.provider.id}/{plain.model.id}"
+                      + (", batch" if batch else ""))
 
 
 def resolve_prices(model: ModelConfig) -> Prices | None:

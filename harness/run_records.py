@@ -157,6 +157,10 @@ class Usage:
     """Tokens of the reply."""
     cached_tokens: int = 0
     """Prompt tokens the provider served from its cache (part of prompt_tokens)."""
+    cache_write_tokens: int = 0
+    """Prompt tokens the provider wrote to its cache (part of prompt_tokens; 0 where it reports none)."""
+    reasoning_tokens: int = 0
+    """Completion tokens spent reasoning (part of completion_tokens; 0 where it reports none)."""
 
 
 StopReason = Literal["finished", "max_turns", "token_budget", "timeout", "context_overflow", "loop",

@@ -211,6 +211,8 @@ class TranscriptTurn(_Record):
     usage: Usage = Field(default_factory=Usage, description="Tokens the provider reported for this call.")
     malformed: str | None = Field(None, description="Why the reply could not be parsed, when it could not.")
     cost_usd: float | None = Field(None, description="Dollars of this call at the model's prices (gateway turns).")
+    gap_s: float | None = Field(None, description="Seconds from the start of the run's previous model call to the "
+                                                 "start of this one (None: the first call, or not recorded).")
     request_messages: int | None = Field(None, description="Messages the agent sent, before the strategy "
                                                            "rewrote them (gateway turns).")
 

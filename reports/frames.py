@@ -29,11 +29,14 @@ ACTIONS: tuple[str, ...] = get_args(ActionKind)
 
 TURN_COLUMNS: tuple[str, ...] = (
     "run_id", "strategy", "task_id", "repeat", "turn", "context_tokens", "fill",
-    "prompt_tokens", "completion_tokens", "cached_tokens", "strategy_prompt_tokens", "strategy_completion_tokens",
+    "prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens", "gap_s",
+    "strategy_prompt_tokens", "strategy_completion_tokens",
     *(f"tokens_{c}" for c in COMPONENTS), *(f"actions_{a}" for a in ACTIONS),
     "actions", "tool_calls", "observation_tokens", "observation_errors", "reply", "malformed", "stop",
 )
-"""Columns of `turns_df`. `tokens_<component>`: the ledger's tokens per component; `actions_<kind>`: how
+"""Columns of `turns_df`. `cache_write_tokens`, `reasoning_tokens`: 0 where the provider reports none; `gap_s`: seconds
+since the start of the run's previous model call (empty on the first call and in older transcripts).
+`tokens_<component>`: the ledger's tokens per component; `actions_<kind>`: how
 many actions of that kind the strategy took this turn; `actions`: all of them as JSON (kind, target,
 reason, tokens before and after); `tool_calls`: the calls' names, comma-separated; `stop`: on the last
 turn of a finished transcript, why the loop stopped (empty otherwise)."""
@@ -66,7 +69,9 @@ def _turn_row(header: TranscriptHeader, record: TranscriptTurn) -> dict[str, Any
         "run_id": header.run_id, "strategy": header.strategy, "task_id": header.task_id, "repeat": header.repeat,
         "turn": record.turn, "context_tokens": record.context_tokens, "fill": record.fill,
         "prompt_tokens": record.usage.prompt_tokens, "completion_tokens": record.usage.completion_tokens,
-        "cached_tokens": record.usage.cached_tokens, "strategy_prompt_tokens": ledger.strategy_prompt_tokens,
+        "cached_tokens": record.usage.cached_tokens, "cache_write_tokens": record.usage.cache_write_tokens,
+        "reasoning_tokens": record.usage.reasoning_tokens, "gap_s": record.gap_s,
+        "strategy_prompt_tokens": ledger.strategy_prompt_tokens,
         "strategy_completion_tokens": ledger.strategy_completion_tokens,
     }
     row.update({f"tokens_{c}": int(ledger.components.get(c, 0)) for c in COMPONENTS})

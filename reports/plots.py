@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ctxbench.reports.metrics import PairedComparison
+from ctxbench.reports.metrics import PairedComparison, Ratio
 from ctxbench.reports.summary import StrategySummary
+from ctxbench.reports.verdict_table import VERDICT_COLOURS
 
 __all__ = ["plot_completion", "plot_stability", "plot_tokens", "plot_failures", "plot_context_fill", "plot_trend",
            "plot_forest", "plot_outcome_grid"]
@@ -71,10 +73,22 @@ def plot_stability(repeat_rates: pd.DataFrame, order: list[str], path: Path) -> 
     return _save(fig, path)
 
 
+def _ratio_markers(ax: Any, y: float, figure: Ratio, marker: str, offset: float) -> None:
+    colour = VERDICT_COLOURS.get(figure.verdict, "#7f7f7f")
+    low, high = figure.ci
+    if not np.isnan(low):
+        ax.hlines(y + offset, low, high, color=colour, linewidth=2)
+    if not np.isnan(figure.ratio) and figure.ratio > 0:
+        ax.plot(figure.ratio, y + offset, marker, color=colour)
+        ax.annotate(f"{figure.metric} {figure.verdict}", (figure.ratio, y + offset), textcoords="offset points",
+                    xytext=(0, 5), ha="center", fontsize=7, color=colour)
+
+
 def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     """Forest plot: each candidate's paired difference in completion (task-clustered interval, margin
-    drawn) and its token ratio (task-bootstrap interval, log scale)."""
-    height = 1.6 + 0.45 * max(1, len(comparisons))
+    drawn) and its token and cost ratios (task-bootstrap intervals, log scale), each marker coloured
+    and labelled by its verdict (colours: `VERDICT_COLOURS`)."""
+    height = 1.8 + 0.6 * max(1, len(comparisons))
     fig = Figure(figsize=(9.0, height), layout="constrained")
     FigureCanvasAgg(fig)
     left, right = fig.subplots(1, 2, sharey=True)
@@ -82,19 +96,19 @@ def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     margin = comparisons[0].completion.margin if comparisons else 0.05
     for yi, c in zip(y, comparisons):
         low, high = c.completion.ci
-        color = {"better": "#2ca02c", "worse": "#d62728", "non-inferior": "#1f77b4"}.get(c.completion.verdict,
-                                                                                       "#7f7f7f")
+        colour = VERDICT_COLOURS.get(c.completion.verdict, "#7f7f7f")
         if not np.isnan(low):
-            left.hlines(yi, low * 100, high * 100, color=color, linewidth=2)
-        left.plot(c.completion.difference * 100, yi, "o", color=color)
-        tlow, thigh = c.tokens.ci
-        if not np.isnan(tlow):
-            right.hlines(yi, tlow, thigh, color="#555555", linewidth=2)
-        if not np.isnan(c.tokens.ratio) and c.tokens.ratio > 0:
-            right.plot(c.tokens.ratio, yi, "s", color="#555555")
+            left.hlines(yi, low * 100, high * 100, color=colour, linewidth=2)
+        left.plot(c.completion.difference * 100, yi, "o", color=colour)
+        left.annotate(c.completion.verdict, (c.completion.difference * 100, yi), textcoords="offset points",
+                      xytext=(0, 5), ha="center", fontsize=7, color=colour)
+        _ratio_markers(right, yi, c.tokens, "s", 0.0 if c.cost is None else 0.15)
+        if c.cost is not None:
+            _ratio_markers(right, yi, c.cost, "D", -0.15)
     left.axvline(0, color="black", linewidth=0.8)
     left.axvline(-margin * 100, color="#d62728", linestyle="--", linewidth=0.8, label=f"margin −{margin * 100:g} pts")
     left.set_yticks(y, [f"{c.strategy} vs {c.reference}" for c in comparisons])
+    left.set_ylim(-0.6, len(comparisons) - 0.4)
     left.set_xlabel("completion difference (pts), task-clustered CI")
     left.legend(fontsize=7, loc="lower right")
     right.axvline(1, color="black", linewidth=0.8)
@@ -104,8 +118,8 @@ def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     right.xaxis.set_major_locator(FixedLocator([0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 4, 10]))
     right.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"×{v:g}"))
     right.xaxis.set_minor_formatter(NullFormatter())
-    right.set_xlabel("token ratio (log scale), task-bootstrap CI")
-    fig.suptitle("Paired differences against the reference (Holm-adjusted intervals)")
+    right.set_xlabel("token (■) and cost (◆) ratio, log scale, task-bootstrap CI")
+    fig.suptitle("Paired differences against the reference, coloured by verdict (Holm-adjusted intervals)")
     return _save(fig, path)
 
 

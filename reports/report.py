@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
 
 from ctxbench.harness.errors import InputError, did_you_mean
-from ctxbench.harness.results_folder import transcript_path
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
@@ -18,8 +18,11 @@ from ctxbench.reports.loading import Manifest, ResultsFolder, load_results
 from ctxbench.reports.planning import plan_frame, plan_rows, plan_sentence
 from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_grid, repeat_rates, split_harness_errors,
                                       summarize, summary_frame, task_table)
-from ctxbench.reports.runview import write_run_pages
+from ctxbench.reports.run_pages import run_index, write_run_pages
 from ctxbench.reports.summary_json import write_summary_json
+from ctxbench.reports.regime_report import check_price_model, holds_word, regime_section
+from ctxbench.reports.regimes import RegimeVerdicts
+from ctxbench.reports.verdict_table import VERDICT_COLOURS, verdict_caption, verdict_frame
 
 __all__ = ["ReportPaths", "write_report", "report_blocks", "manifest_notices", "completeness_notice", "check_reference",
            "SIMULATED_NOTICE", "METHOD", "DEFAULT_REFERENCE"]
@@ -121,6 +124,10 @@ def _failure_table(summaries: list[StrategySummary]) -> pd.DataFrame:
     return table
 
 
+_IN_VERDICT_TABLE = ("vs", "verdict", "token ratio", "tokens", "cost ratio", "cost")
+"""Columns of the comparison table the verdict table already shows (comparisons.csv keeps them all)."""
+
+
 def _comparison_blocks(folder: ResultsFolder, reference: str, comparisons: list[PairedComparison],
                        margin: float, plots_dir: Path) -> tuple[list[Block], list[Path]]:
     from ctxbench.reports.plots import plot_forest
@@ -140,7 +147,7 @@ def _comparison_blocks(folder: ResultsFolder, reference: str, comparisons: list[
         Figure(forest, f"Paired difference of each strategy against `{reference}`: completion (task-clustered "
                        f"interval, dashed line the −{margin * 100:g} pts margin) and token ratio (bootstrap over "
                        "tasks), Holm-adjusted."),
-        Table(comparison_frame(comparisons), id="comparison"),
+        Table(comparison_frame(comparisons).drop(columns=list(_IN_VERDICT_TABLE), errors="ignore"), id="comparison"),
     ]
     return blocks, [forest]
 
@@ -204,13 +211,35 @@ def _draw_plots(folder: ResultsFolder, summaries: list[StrategySummary], fill: p
     return plots
 
 
+def _verdict_blocks(reference: str, comparisons: list[PairedComparison], regimes: list[RegimeVerdicts]
+                    ) -> list[Block]:
+    """The first screen: one row per strategy against the reference, verdict words coloured."""
+    if not comparisons:
+        return []
+    observed = {v.strategy: v.by_regime["cache as observed"].cost for v in regimes if "cache as observed" in v.by_regime}
+    repriced = any(c.cost is None and observed.get(c.strategy) is not None for c in comparisons)
+    comparisons = [c if c.cost is not None else replace(c, cost=observed.get(c.strategy)) for c in comparisons]
+    costs = {c.strategy: c.cost.verdict for c in comparisons if c.cost is not None}
+    holds = {v.strategy: holds_word(v, costs.get(v.strategy)) for v in regimes}
+    note = " Cost: the runs re-priced call by call, cache as observed (see the pricing regimes)." if repriced else ""
+    return [Table(verdict_frame(comparisons, holds), id="verdicts", inline=True,
+                  colours=tuple(VERDICT_COLOURS.items())),
+            Paragraph(verdict_caption(comparisons, reference) + note)]
+
+
 def _opening(folder: ResultsFolder) -> list[Block]:
     m, runs = folder.manifest, folder.runs
     return [
         *manifest_notices(m),
         *completeness_notice(m, runs),
         *_harness_error_notice(runs),
-        Heading(f"ctxbench report — {m.name}", 1),
+    ]
+
+
+def _experiment(folder: ResultsFolder) -> list[Block]:
+    m, runs = folder.manifest, folder.runs
+    return [
+        Heading("Experiment"),
         Paragraph(f"Experiment `{m.experiment_id}` (name, resolved config and taskset), fixed variables "
                   f"`{m.fixed_id or '?'}`; started {m.created}, harness {m.harness_version}. "
                   f"Model `{m.model_name}` (provider `{m.config.get('model', {}).get('provider', '?')}`); "
@@ -249,9 +278,11 @@ def _outcome_blocks(folder: ResultsFolder, summaries: list[StrategySummary], plo
     ]
 
 
-def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin: float = MARGIN
+def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin: float = MARGIN,
+                  price_as: str | None = None
                   ) -> tuple[list[Block], list[StrategySummary], list[Path], list[PairedComparison]]:
-    """Compute everything, draw the plots into `plots_dir`, and lay out the report.
+    """Compute everything, draw the plots into `plots_dir`, and lay out the report (`price_as`: the
+    price-database model the pricing regimes re-price with; default the experiment's).
 
     Returns:
         The blocks, the summaries (for summary.csv), the plot paths and the paired comparisons.
@@ -260,42 +291,28 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
     summaries = summarize(folder.runs, order)
     comparisons = (compare_strategies(folder.runs, reference, order, margin=margin)
                    if reference in order and len(order) > 1 else [])
-    plots = _draw_plots(folder, summaries, turns_df(folder.path), plots_dir)
+    turns = turns_df(folder.path)
+    plots = _draw_plots(folder, summaries, turns, plots_dir)
     comparison, forest = _comparison_blocks(folder, reference, comparisons, margin, plots_dir)
+    pricing, regimes = regime_section(folder, turns, reference, margin, price_as)
     blocks: list[Block] = [
         *_opening(folder),
+        Heading(f"ctxbench report — {folder.manifest.name}", 1),
+        *_verdict_blocks(reference, comparisons, regimes),
+        *_experiment(folder),
         Heading("Summary"),
         Table(_summary_table([s for s in summaries if s.runs]), id="summary"),
         *_pricing_note(folder.manifest),
         Figure(plots["completion"], "Completion rate per strategy with Wilson 95% intervals (runs treated as "
                                     "independent; the paired comparison below clusters by task)."),
         *comparison,
+        *pricing,
         *_planning_blocks(folder, reference, margin),
         *_outcome_blocks(folder, summaries, plots),
-        *_run_index(folder),
+        *run_index(folder),
     ]
     paths = [plots[k] for k in ("completion", "stability", "tokens", "failures", "outcomes")] + forest
     return blocks, summaries, paths + [plots[k] for k in ("context_fill",) if k in plots], comparisons
-
-
-def _run_index(folder: ResultsFolder) -> list[Block]:
-    """Every run with a transcript, linked to its page (✓ resolved, ✗ not), tasks × strategies."""
-    cells: dict[tuple[str, str], list[str]] = {}
-    for r in folder.runs.sort_values("repeat").to_dict(orient="records"):
-        strategy, task, repeat = str(r["strategy"]), str(r["task_id"]), int(r["repeat"])
-        if not transcript_path(folder.path, strategy, task, repeat).is_file():
-            continue
-        href = f"runs/{strategy}/{task}.{repeat}.html"
-        cells.setdefault((task, strategy), []).append(f"[{'✓' if r['resolved'] else '✗'}{repeat}]({href})")
-    if not cells:
-        return []
-    tasks = list(dict.fromkeys(t for t, _ in sorted(cells)))
-    frame = pd.DataFrame([{s: " ".join(cells.get((t, s), [])) or "–" for s in folder.strategies} for t in tasks],
-                         index=pd.Index(tasks, name="task"))
-    return [Heading("Runs"),
-            Paragraph("Each run turn by turn (what the strategy changed, what the model saw and did), one page per "
-                      "run: ✓ resolved, ✗ not, then the repeat. In a terminal: `ctxbench show RUN_DIR RUN_ID`."),
-            Table(frame, id="runs", inline=True)]
 
 
 def _with_paired_columns(summary: pd.DataFrame, comparisons: list[PairedComparison]) -> pd.DataFrame:
@@ -333,7 +350,8 @@ def check_reference(folder: ResultsFolder, reference: str | None) -> str:
     return reference
 
 
-def write_report(run_dir: str | Path, reference: str | None = None, margin: float = MARGIN) -> ReportPaths:
+def write_report(run_dir: str | Path, reference: str | None = None, margin: float = MARGIN,
+                 price_as: str | None = None) -> ReportPaths:
     """Write report.md, report.html (self-contained), summary.csv, summary.json, comparisons.csv,
     plots/*.png and runs/<strategy>/<task>.<repeat>.html (one self-contained page per run with a
     transcript) into a results folder. The figures come from `runs_df` and `turns_df`
@@ -344,16 +362,19 @@ def write_report(run_dir: str | Path, reference: str | None = None, margin: floa
         reference: Strategy the others are compared with. None: `baseline`, and when the experiment
             has no `baseline` the report says so.
         margin: Non-inferiority margin in completion rate (0.05 = 5 points).
+        price_as: A model of the genai-prices database to re-price the runs as under the pricing
+            regimes (None: the model the experiment was priced as).
 
     Raises:
-        InputError: not a results folder, no runs, or a named `reference` without runs (nothing is
-            written then).
+        InputError: not a results folder, no runs, a named `reference` without runs, or a
+            `price_as` the price database does not have (nothing is written then).
     """
     run_dir = Path(run_dir)
     folder = load_results(run_dir)
     reference = check_reference(folder, reference)
-    write_run_pages(run_dir, run_records(folder.runs))
-    blocks, summaries, plots, comparisons = report_blocks(folder, reference, run_dir / "plots", margin)
+    check_price_model(folder.manifest, price_as)
+    write_run_pages(run_dir, run_records(folder.runs), folder.manifest)
+    blocks, summaries, plots, comparisons = report_blocks(folder, reference, run_dir / "plots", margin, price_as)
     md, page, csv = run_dir / "report.md", run_dir / "report.html", run_dir / "summary.csv"
     md.write_text(to_markdown(blocks, run_dir), encoding="utf-8")
     page.write_text(to_html(blocks, f"ctxbench report — {folder.manifest.name}"), encoding="utf-8")

@@ -17,9 +17,10 @@ from ctxbench.harness.records import (RunResult, TranscriptEnd, TranscriptHeader
 from ctxbench.harness.results import read_results
 from ctxbench.harness.results_folder import transcript_path
 from ctxbench.harness.transcript import read_transcript
-from ctxbench.reports.document import Block, Bullets, Code, Heading, Notice, Paragraph, to_html, to_markdown
+from ctxbench.reports.document import Block, Bullets, Code, Heading, Notice, Paragraph, to_markdown
 
-__all__ = ["RunView", "load_run", "run_blocks", "run_page_path", "write_run_pages", "PREVIEW_CHARS"]
+__all__ = ["RunView", "load_run", "read_view", "header_blocks", "turn_blocks", "run_blocks", "run_page_path",
+           "run_text", "PREVIEW_CHARS"]
 
 PREVIEW_CHARS = 600
 """Characters of a message or tool output shown before the rest is elided (unless `full`)."""
@@ -52,11 +53,20 @@ def load_run(path: str | Path, run_id: str) -> RunView:
         hint = did_you_mean(run_id, known)
         raise InputError(f"{path}: no transcript for run {run_id!r}{hint}"
                          + ("" if known else " (the folder records no runs)"))
+    return read_view(file, results.get(run_id))
+
+
+def read_view(file: Path, result: RunResult | None) -> RunView:
+    """A transcript file read into a `RunView` beside its `runs.jsonl` record (None: not recorded).
+
+    Raises:
+        InputError: not a transcript this version reads, or it has no header.
+    """
     view: RunView | None = None
     try:
         for record in read_transcript(file):
             if isinstance(record, TranscriptHeader):
-                view = RunView(results.get(record.run_id), record)
+                view = RunView(result, record)
             elif view is None:
                 continue
             elif isinstance(record, TranscriptMessage):
@@ -161,8 +171,8 @@ def _action_blocks(view: RunView, turn: TranscriptTurn, originals: dict, full: b
     return blocks
 
 
-def run_blocks(view: RunView, full: bool = False) -> list[Block]:
-    """The run as report blocks: a header, then each turn."""
+def header_blocks(view: RunView) -> list[Block]:
+    """The run's title, outcome and tokens, and why the loop stopped."""
     h, r = view.header, view.result
     blocks: list[Block] = [Heading(f"Run {h.run_id}", 1)]
     if r is not None:
@@ -175,18 +185,28 @@ def run_blocks(view: RunView, full: bool = False) -> list[Block]:
         blocks.append(Paragraph(f"The loop stopped: `{view.end.stop}`" + (f" — {view.end.detail}" if view.end.detail else "")))
     else:
         blocks.append(Notice("The transcript has no end record: the run was killed or is still going."))
+    return blocks
+
+
+def _usage_line(turn: TranscriptTurn) -> str:
+    u = turn.usage
+    components = ", ".join(f"{k} {v:,}" for k, v in turn.ledger.components.items() if v)
+    own = turn.ledger.strategy_prompt_tokens + turn.ledger.strategy_completion_tokens
+    return (f"Context {turn.context_tokens:,} tokens ({turn.fill:.1%} of the window): {components}. "
+            f"Usage: prompt {u.prompt_tokens:,} (cached {u.cached_tokens:,}), completion {u.completion_tokens:,}"
+            + (f"; the strategy's own calls {own:,}" if own else "") + ".")
+
+
+def turn_blocks(view: RunView, full: bool = False) -> list[tuple[TranscriptTurn, list[Block]]]:
+    """Each turn with its blocks: the context and usage, the strategy's actions, what was sent, the
+    model's reply and calls, and each tool result."""
     originals = _observations(view)
     previous: list[str] = []
     previous_actions: set = set()
+    out = []
     for turn in view.turns:
-        u = turn.usage
-        components = ", ".join(f"{k} {v:,}" for k, v in turn.ledger.components.items() if v)
-        blocks += [
-            Heading(f"Turn {turn.turn}"),
-            Paragraph(f"Context {turn.context_tokens:,} tokens ({turn.fill:.1%} of the window): {components}. "
-                      f"Usage: prompt {u.prompt_tokens:,} (cached {u.cached_tokens:,}), completion {u.completion_tokens:,}"
-                      + (f"; the strategy's own calls {turn.ledger.strategy_prompt_tokens + turn.ledger.strategy_completion_tokens:,}"
-                         if turn.ledger.strategy_prompt_tokens or turn.ledger.strategy_completion_tokens else "") + "."),
+        blocks: list[Block] = [
+            Paragraph(_usage_line(turn)),
             *_action_blocks(view, turn, originals, full, previous_actions),
             Paragraph("**Sent**:"), Bullets(tuple(_sent_lines(view, turn, previous))),
         ]
@@ -198,26 +218,21 @@ def run_blocks(view: RunView, full: bool = False) -> list[Block]:
             blocks.append(Paragraph(f"**Tool** `{obs.call_id}` {obs.tool} [{obs.kind}{', error' if obs.is_error else ''}]: "
                                     f"{obs.size:,} characters, {obs.tokens:,} tokens"))
             blocks.append(Code(_preview(obs.content, full)))
+        out.append((turn, blocks))
+    return out
+
+
+def run_blocks(view: RunView, full: bool = False) -> list[Block]:
+    """The run as report blocks: a header, then each turn."""
+    blocks = header_blocks(view)
+    for turn, inner in turn_blocks(view, full):
+        blocks += [Heading(f"Turn {turn.turn}"), *inner]
     return blocks
 
 
 def run_page_path(path: str | Path, result: RunResult) -> Path:
     """Where the report writes the HTML page of a run."""
     return Path(path) / "runs" / result.strategy / f"{result.task_id}.{result.repeat}.html"
-
-
-def write_run_pages(path: str | Path, results: list[RunResult]) -> dict[str, Path]:
-    """A self-contained HTML page per run that has a transcript; run id -> page."""
-    pages = {}
-    for result in results:
-        if not transcript_path(Path(path), result.strategy, result.task_id, result.repeat).is_file():
-            continue
-        page = run_page_path(path, result)
-        page.parent.mkdir(parents=True, exist_ok=True)
-        view = load_run(path, result.run_id)
-        page.write_text(to_html(run_blocks(view, full=True), f"ctxbench run {result.run_id}"), encoding="utf-8")
-        pages[result.run_id] = page
-    return pages
 
 
 def run_text(path: str | Path, run_id: str, full: bool = False) -> str:

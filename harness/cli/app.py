@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ctxbench.harness.cli import (compare, export, gateway, nightly, plan, report, run, serve_sim, show, strategies_cmd,
-                                  tasks_cmd)
+from ctxbench.harness.cli import (compare, export, export_inspect, gateway, nightly, plan, report, run, serve_sim, show,
+                                  strategies_cmd, tasks_cmd)
 from ctxbench.harness.cli.base import Group
 from ctxbench.harness.version import __version__
 
@@ -21,3 +21,4 @@ def cli() -> None:
 for _command in (run.run, tasks_cmd.tasks, strategies_cmd.strategies, serve_sim.serve_sim, report.report,
                  compare.compare, nightly.nightly, plan.plan, export.export_predictions, show.show, gateway.gateway):
     cli.add_command(_command)
+cli.add_command(export_inspect.export_inspect)

@@ -145,7 +145,10 @@ class OpenAIModel:
         if usage is not None:
             details = getattr(usage, "prompt_tokens_details", None)
             cached = getattr(details, "cached_tokens", None) or 0
-            return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached)
+            written = (getattr(details, "cache_write_tokens", None) or getattr(details, "cache_creation_tokens", None)
+                       or getattr(usage, "cache_creation_input_tokens", None) or 0)  # as OpenRouter, LiteLLM name it
+            reasoning = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None) or 0
+            return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached, int(written), int(reasoning))
         if self._counter is None:  # the endpoint reported no usage: count with the experiment's tokenizer
             self._counter = TokenCounter(self.config.tokenizer)
         emitted = self._counter.count(text) + sum(self._counter.count(c.name) + self._counter.count(c.arguments)

@@ -52,6 +52,15 @@ def test_cached_tokens_are_recorded(scripted_endpoint, api_key):
     assert (u.prompt_tokens, u.completion_tokens, u.cached_tokens) == (900, 40, 768)
 
 
+def test_cache_writes_and_reasoning_tokens_are_recorded_where_the_endpoint_reports_them(scripted_endpoint, api_key):
+    usage = {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940,
+             "prompt_tokens_details": {"cached_tokens": 512, "cache_write_tokens": 300},
+             "completion_tokens_details": {"reasoning_tokens": 25}}
+    server = scripted_endpoint([(200, chat_reply("", [("run_tests", "{}")], usage))])
+    u = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS).usage
+    assert (u.cached_tokens, u.cache_write_tokens, u.reasoning_tokens) == (512, 300, 25)
+
+
 def test_missing_usage_is_counted_with_the_tokenizer(scripted_endpoint, api_key):
     body = chat_reply("Running the tests.", [("run_tests", "{}")])
     del body["usage"]
