@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ctxbench.reports.compare import compare_strategies
 from ctxbench.reports.document import Block, Heading, Paragraph, Table
 from ctxbench.reports.loading import ResultsFolder
 
@@ -50,6 +51,28 @@ def agent_strategy_blocks(folder: ResultsFolder) -> list[Block]:
                   "agent with one strategy, and the token ratio against the same agent's first strategy "
                   f"({strategies[0]}). Read across a row for a strategy's effect within one agent, down a column for "
                   "the agent's effect with the strategy held fixed. Descriptive means; the paired comparisons with "
-                  "their intervals are in the comparison section."),
+                  "their intervals are below and in the comparison section."),
         Table(frame, id="agents"),
+        *_within_agent(folder, factors, agents),
     ]
+
+
+def _within_agent(folder: ResultsFolder, factors: dict[str, tuple[str, str]], agents: list[str]) -> list[Block]:
+    """Each agent's strategies against its own first strategy, paired by (task, repeat) and Holm-corrected
+    within the agent: the strategy's effect with the agent held fixed."""
+    rows = []
+    for agent in agents:
+        arms = [key for key, (a, _) in factors.items() if a == agent]
+        if len(arms) < 2:
+            continue
+        runs = folder.runs[folder.runs["strategy"].isin(arms)]
+        for c in compare_strategies(runs, arms[0], arms):
+            rows.append({"agent": agent, "strategy": factors[c.strategy][1], "against": factors[arms[0]][1],
+                         "completion": f"{c.completion.difference * 100:+.1f} pts ({c.completion.verdict})",
+                         "tokens": f"×{c.tokens.ratio:.2f} ({c.tokens.verdict})", "tasks": c.tasks})
+    if not rows:
+        return []
+    return [Paragraph("Within each agent, each strategy against the agent's first strategy (pairs by task and "
+                      "repeat, intervals and tests as in the comparison section, Holm across one agent's "
+                      "strategies):"),
+            Table(pd.DataFrame(rows), id="within-agent")]

@@ -12,6 +12,7 @@ import pandas as pd
 from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
+from ctxbench.reports.factors import agent_strategy_blocks
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
 from ctxbench.reports.frames import run_records, turns_df
 from ctxbench.reports.loading import Manifest, ResultsFolder, load_results
@@ -302,6 +303,7 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
         *_experiment(folder),
         Heading("Summary"),
         Table(_summary_table([s for s in summaries if s.runs]), id="summary"),
+        *agent_strategy_blocks(folder),
         *_pricing_note(folder.manifest),
         Figure(plots["completion"], "Completion rate per strategy with Wilson 95% intervals (runs treated as "
                                     "independent; the paired comparison below clusters by task)."),
