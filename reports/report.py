@@ -164,8 +164,10 @@ def _harness_error_notice(runs: pd.DataFrame) -> list[Block]:
     if errors.empty:
         return []
     names = ", ".join(f"`{r.strategy} {r.task_id}#{r.repeat}`" for r in errors.itertuples())
+    only = [s for s in dict.fromkeys(errors["strategy"]) if (runs["strategy"] == s).sum() == (errors["strategy"] == s).sum()]
     return [Notice(f"{len(errors)} runs ended in `harness_error` (a fault of ctxbench, not of the strategy): they "
-                   f"are left out of every rate and comparison: {names}.")]
+                   f"are left out of every rate and comparison: {names}."),
+            *[Notice(f"`{s}` has only `harness_error` runs: it is in no rate and no comparison.") for s in only]]
 
 
 def completeness_notice(m: Manifest, runs: pd.DataFrame) -> list[Block]:
