@@ -1,12 +1,12 @@
 """Paired comparisons on (task, repeat), with the task as the unit of inference.
 
 A candidate is paired with a reference on (task, repeat). The primary figure for completion is the
-mean pair difference with a t interval clustered by task (the paired t test on per-task means when
-every task has as many repeats); the exact McNemar test on the (task, repeat) pairs is kept as a
-secondary figure that treats repeats as independent. Token and cost ratios get a cluster bootstrap
-over tasks. Verdicts come from one interval each, at the confidence Holm's correction gives the
-strategy when several are compared with one reference: each metric's record (ctxbench.reports.metrics)
-decides its own.
+mean over tasks of the per-task mean difference, with the exact sign-flip randomization test over
+tasks and its test-inverted interval (ctxbench.reports.exact); the exact McNemar test on the (task,
+repeat) pairs is kept as a secondary figure that treats repeats as independent. Token and cost ratios
+get the same test on per-task log ratios. Verdicts come from those tests, at the level Holm's
+correction gives the strategy when several are compared with one reference: each metric's record
+(ctxbench.reports.metrics) decides its own.
 """
 
 from __future__ import annotations

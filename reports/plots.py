@@ -32,7 +32,7 @@ def _save(fig: Figure, path: Path) -> Path:
 
 
 def plot_completion(summaries: list[StrategySummary], path: Path) -> Path:
-    """Completion rate per strategy with its Wilson 95% interval."""
+    """Completion rate per strategy with its 95% interval clustered by task."""
     fig, (ax,) = _figure()
     x = np.arange(len(summaries))
     rates = np.array([s.completion_rate for s in summaries])
@@ -44,7 +44,7 @@ def plot_completion(summaries: list[StrategySummary], path: Path) -> Path:
     ax.set_xticks(x, [s.strategy for s in summaries], rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("completion rate")
-    ax.set_title("Completion rate (Wilson 95% interval)")
+    ax.set_title("Completion rate (95% interval, clustered by task)")
     return _save(fig, path)
 
 
@@ -73,7 +73,7 @@ def plot_stability(repeat_rates: pd.DataFrame, order: list[str], path: Path) -> 
 
 def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     """Forest plot: each candidate's paired difference in completion (task-clustered interval, margin
-    drawn) and its token ratio (task-bootstrap interval, log scale)."""
+    drawn) and its token ratio (sign-flip interval over tasks, log scale)."""
     height = 1.6 + 0.45 * max(1, len(comparisons))
     fig = Figure(figsize=(9.0, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -104,7 +104,7 @@ def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     right.xaxis.set_major_locator(FixedLocator([0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 4, 10]))
     right.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"×{v:g}"))
     right.xaxis.set_minor_formatter(NullFormatter())
-    right.set_xlabel("token ratio (log scale), task-bootstrap CI")
+    right.set_xlabel("token ratio (log scale), task-level CI")
     fig.suptitle("Paired differences against the reference (Holm-adjusted intervals)")
     return _save(fig, path)
 

@@ -19,7 +19,7 @@ from ctxbench.reports.power import (VarianceParts, min_detectable_difference, re
                                     variance_parts)
 from ctxbench.reports.tdist import t_cdf, t_ppf
 
-__all__ = ["wilson_interval", "mcnemar_exact", "pass_at_k", "pass_hat_k", "bootstrap_ci", "t_cdf", "t_ppf",
+__all__ = ["wilson_interval", "clustered_rate_interval", "mcnemar_exact", "pass_at_k", "pass_hat_k", "bootstrap_ci", "t_cdf", "t_ppf",
            "ClusteredMean", "clustered_mean", "sign_test", "holm", "cluster_bootstrap_ratio", "VarianceParts",
            "variance_parts", "min_detectable_difference", "tasks_needed", "repeats_needed"]
 
@@ -55,6 +55,38 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         return 0.0, min(1.0, center + half)
     if successes == n:
         return max(0.0, center - half), 1.0
+    return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))
+
+
+def clustered_rate_interval(outcomes: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
+                            ) -> tuple[float, float]:
+    """Wilson interval of a rate whose runs are clustered by task (Korn & Graubard 1998).
+
+    The estimand is the success rate over the population of tasks like these, not over more repeats of
+    these tasks: repeats of one task are correlated, so the interval uses the effective sample size
+    n · (binomial variance / task-clustered variance), at most n, scaled by (z / t(G − 1))² for G tasks.
+    When the rate is 0 or 1 there is no variance to compare: the effective size is then the number of
+    tasks (the most correlated case). One task gives (0, 1): nothing is known of other tasks.
+
+    Args:
+        outcomes: 1 resolved / 0 not, one per run.
+        clusters: The task of each run.
+        confidence: Two-sided confidence level.
+    """
+    x = np.asarray(outcomes, dtype=float)
+    if x.size == 0:
+        raise ValueError("clustered_rate_interval: no runs")
+    c = clustered_mean(x, clusters)
+    if c.tasks < 2:
+        return 0.0, 1.0
+    p, n = float(x.mean()), float(x.size)
+    binomial = p * (1 - p) / n
+    n_eff = float(c.tasks) if binomial <= 0 or c.se <= 0 else min(n, p * (1 - p) / c.se ** 2)
+    z = _z(1 - confidence)
+    n_eff *= (z / t_ppf(1 - (1 - confidence) / 2, c.tasks - 1)) ** 2
+    denom = 1 + z * z / n_eff
+    center = (p + z * z / (2 * n_eff)) / denom
+    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
     return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))
 
 
