@@ -78,6 +78,10 @@ def strategy_check(c: PairedComparison, token_ratio: float) -> StrategyCheck:
                          tokens_unclear=not tokens_rose and c.tokens.ratio > token_ratio)
 
 
+def _level(confidence: float) -> str:
+    return f"{confidence:.1%}".replace(".0%", "%")
+
+
 _LOUD = {"regressed": "REGRESSION", "can't tell": "CAN'T TELL", "ok": "OK"}
 
 
@@ -122,8 +126,9 @@ class RegressionCheck:
             low, high = m.ci
             tlow, thigh = c.tokens.ci
             completion = f"completion {m.rate_reference:.1%} -> {m.rate_candidate:.1%} ({m.difference * 100:+.1f} pts" + (
-                "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}]") + ")"
-            tokens = f"tokens ×{c.tokens.ratio:.2f}" + ("" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}]")
+                "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}] {_level(m.confidence)}") + ")"
+            tokens = f"tokens ×{c.tokens.ratio:.2f}" + (
+                "" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}] {_level(c.tokens.confidence)}")
             why = s.why(self.token_ratio)
             line = f"{_LOUD[s.status]} {c.strategy}{f' ({why})' if why else ''}: {completion}, {tokens}"
             relevant = [d for d in self.differences if not d.startswith("strategy ")
