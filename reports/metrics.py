@@ -17,6 +17,7 @@ import numpy as np
 from ctxbench.reports.exact import SignFlip, smallest_p
 from ctxbench.reports.power import mdd as power_mdd
 from ctxbench.reports.stats import ClusteredMean, VarianceParts
+from ctxbench.reports.tdist import t_cdf
 
 __all__ = ["ALPHA", "MARGIN", "SAME_RATIO", "Verdict", "CostVerdict", "Completion", "Ratio", "PairedComparison",
            "with_holm"]
@@ -89,11 +90,18 @@ class Completion:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Test-inverted sign-flip interval at `confidence`, clipped to [−1, 1]; NaN when every task
-        differs by the same amount or the tasks are too few for an interval at this level."""
+        """Test-inverted sign-flip interval at `confidence`, joined with the task-clustered t interval where
+        that is estimable, clipped to [−1, 1]; NaN when every task differs by the same amount or the tasks
+        are too few for an interval at this level. Away from 0 the sign-flip test assumes per-task
+        differences symmetric around the value tested, which differences of 0/1 outcomes with many ties at
+        0 are not; the t interval does not need it, the sign-flip one holds where the t one degenerates,
+        and their union holds in both cases."""
         low, high = self.test.interval(self.confidence)
         if math.isnan(low) or math.isinf(low) or math.isinf(high):
             return math.nan, math.nan
+        if self.mean.estimable:
+            t_low, t_high = self.mean.interval(self.confidence)
+            low, high = min(low, t_low), max(high, t_high)
         return max(-1.0, low), min(1.0, high)
 
     @property
@@ -103,15 +111,22 @@ class Completion:
             return math.nan
         return self.test.p_value(0.0)
 
+    def _t_one_sided(self, mu: float, greater: bool) -> float:
+        if not self.mean.estimable:
+            return 0.0
+        t = (self.mean.estimate - mu) / self.mean.se
+        return 1 - t_cdf(t, self.mean.df) if greater else t_cdf(t, self.mean.df)
+
     @property
     def ni_p(self) -> float:
-        """Unadjusted one-sided p of "worse by the margin or more" (the non-inferiority test)."""
-        return self.test.p_value(-self.margin, "greater")
+        """Unadjusted one-sided p of "worse by the margin or more" (the non-inferiority test): the larger of
+        the sign-flip and the task-clustered t p (see `ci`)."""
+        return max(self.test.p_value(-self.margin, "greater"), self._t_one_sided(-self.margin, True))
 
     @property
     def equivalence_p(self) -> float:
         """Unadjusted one-sided p of "better by the margin or more" (the other half of equivalence)."""
-        return self.test.p_value(self.margin, "less")
+        return max(self.test.p_value(self.margin, "less"), self._t_one_sided(self.margin, False))
 
     @property
     def mdd(self) -> float:
