@@ -30,7 +30,7 @@ def test_planted_completion_regression_exits_1(tmp_path, build):
     assert s.comparison.completion.verdict == "worse"
     assert check.controlled
     assert check.messages() == ["REGRESSION baseline (completion fell): completion 100.0% -> 20.0% (-80.0 pts "
-                                "[-100.0, -50.0] 95%), tokens ×1.00 [1.00, 1.00] 95%; nothing else differs"]
+                                "[-100.0, -49.8] 95%), tokens ×1.00 [1.00, 1.00] 95%; nothing else differs"]
     assert check.regressed == ["baseline"] and check.exit_code == 1
 
 
