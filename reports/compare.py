@@ -1,12 +1,12 @@
 """Paired comparisons on (task, repeat), with the task as the unit of inference.
 
 A candidate is paired with a reference on (task, repeat). The primary figure for completion is the
-mean pair difference with a t interval clustered by task (the paired t test on per-task means when
-every task has as many repeats); the exact McNemar test on the (task, repeat) pairs is kept as a
-secondary figure that treats repeats as independent. Token and cost ratios get a cluster bootstrap
-over tasks. Verdicts come from one interval each, at the confidence Holm's correction gives the
-strategy when several are compared with one reference: each metric's record (ctxbench.reports.metrics)
-decides its own.
+mean over tasks of the per-task mean difference, with the exact sign-flip randomization test over
+tasks and its test-inverted interval (ctxbench.reports.exact); the exact McNemar test on the (task,
+repeat) pairs is kept as a secondary figure that treats repeats as independent. Token and cost ratios
+get the same test on per-task log ratios. Verdicts come from those tests, at the level Holm's
+correction gives the strategy when several are compared with one reference: each metric's record
+(ctxbench.reports.metrics) decides its own.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from ctxbench.harness.errors import InputError
@@ -22,8 +23,8 @@ from ctxbench.reports.fixed import FixedDifference, check_fixed_variables
 from ctxbench.reports.loading import ResultsFolder
 from ctxbench.reports.metrics import (ALPHA, MARGIN, SAME_RATIO, Completion, CostVerdict, PairedComparison, Ratio,
                                       Verdict, with_holm)
-from ctxbench.reports.stats import (clustered_mean, cluster_bootstrap_ratio, holm, mcnemar_exact,
-                                    min_detectable_difference, variance_parts)
+from ctxbench.reports.exact import sign_flip
+from ctxbench.reports.stats import clustered_mean, holm, mcnemar_exact, variance_parts
 from ctxbench.reports.summary import split_harness_errors
 from ctxbench.reports.verdicts import (accounting_lines, comparison_csv, comparison_frame, completion_phrase,
                                        ratio_phrase, task_phrase, verdict_line)
@@ -38,27 +39,31 @@ def _label(row: pd.Series) -> str:
     return f"{row['strategy']} {row['task_id']}#{row['repeat']}"
 
 
-def _ratio(pairs: pd.DataFrame, metric: Literal["tokens", "cost"], seed: int, n_boot: int, alpha: float) -> Ratio:
+def _per_task(values: np.ndarray, tasks: np.ndarray) -> pd.Series:
+    return pd.Series(values).groupby(tasks).mean()
+
+
+def _ratio(pairs: pd.DataFrame, metric: Literal["tokens", "cost"], seed: int, alpha: float) -> Ratio:
     column = "total_tokens" if metric == "tokens" else "cost_usd"
     ref = pairs[f"{column}_ref"].to_numpy(dtype=float)
     cand = pairs[f"{column}_cand"].to_numpy(dtype=float)
-    mean_ref, mean_cand = float(ref.mean()), float(cand.mean())
     tasks = pairs["task_id"].to_numpy()
-    draws = cluster_bootstrap_ratio(ref, cand, tasks, n_boot=n_boot, seed=seed)
-    return Ratio(metric, mean_ref, mean_cand, mean_cand / mean_ref if mean_ref else math.nan, len(set(tasks)), draws,
-                 alpha=alpha)
+    ref_t, cand_t = _per_task(ref, tasks), _per_task(cand, tasks)
+    spent = (ref_t > 0) & (cand_t > 0)
+    logs = np.log(cand_t[spent].to_numpy() / ref_t[spent].to_numpy())
+    return Ratio(metric, float(ref.mean()), float(cand.mean()), len(ref_t), sign_flip(logs, seed), alpha=alpha)
 
 
-def _completion(pairs: pd.DataFrame, margin: float, alpha: float) -> Completion:
+def _completion(pairs: pd.DataFrame, margin: float, alpha: float, seed: int) -> Completion:
     ref = pairs["resolved_ref"].to_numpy(dtype=float)
     cand = pairs["resolved_cand"].to_numpy(dtype=float)
     tasks = pairs["task_id"].to_numpy()
     diff = cand - ref
-    per_task = pd.Series(diff).groupby(tasks).mean()
+    per_task = _per_task(diff, tasks)
     return Completion(rate_reference=float(ref.mean()), rate_candidate=float(cand.mean()),
                       tasks_better=int((per_task > 0).sum()), tasks_worse=int((per_task < 0).sum()),
-                      mean=clustered_mean(diff, tasks),
-                      mdd=min_detectable_difference(variance_parts(diff, tasks), alpha=alpha), margin=margin, alpha=alpha)
+                      mean=clustered_mean(diff, tasks), test=sign_flip(per_task.to_numpy(), seed),
+                      parts=variance_parts(diff, tasks), margin=margin, alpha=alpha)
 
 
 def _has_cost(runs: pd.DataFrame) -> bool:
@@ -66,7 +71,7 @@ def _has_cost(runs: pd.DataFrame) -> bool:
 
 
 def compare_paired(reference: pd.DataFrame, candidate: pd.DataFrame, *, strategy: str, reference_label: str,
-                   seed: int = 0, n_boot: int = 4000, margin: float = MARGIN, alpha: float = ALPHA) -> PairedComparison:
+                   seed: int = 0, margin: float = MARGIN, alpha: float = ALPHA) -> PairedComparison:
     """Pair two sets of runs on (task_id, repeat) and compare them, the task as the unit.
 
     harness_error runs are left out of both arms (and named in `excluded`); runs left without a
@@ -77,8 +82,7 @@ def compare_paired(reference: pd.DataFrame, candidate: pd.DataFrame, *, strategy
         candidate: Runs of the candidate.
         strategy: Label of the candidate.
         reference_label: Label of the reference.
-        seed: Bootstrap seed.
-        n_boot: Bootstrap resamples.
+        seed: Seed of the sampled sign patterns (more tasks than EXACT_TASKS).
         margin: Non-inferiority margin (proportion).
         alpha: Significance level before any Holm correction.
 
@@ -104,28 +108,36 @@ def compare_paired(reference: pd.DataFrame, candidate: pd.DataFrame, *, strategy
     return PairedComparison(
         strategy=strategy, reference=reference_label, pairs=len(pairs), tasks=int(pairs["task_id"].nunique()),
         both=both, only_reference=b, only_candidate=c, neither=len(pairs) - both - b - c, mcnemar_p=mcnemar_exact(b, c),
-        completion=_completion(pairs, margin, alpha), tokens=_ratio(pairs, "tokens", seed, n_boot, alpha),
-        cost=_ratio(pairs, "cost", seed, n_boot, alpha) if with_cost else None,
+        completion=_completion(pairs, margin, alpha, seed), tokens=_ratio(pairs, "tokens", seed, alpha),
+        cost=_ratio(pairs, "cost", seed, alpha) if with_cost else None,
         excluded=excluded, unpaired=unpaired, seed_mismatches=int((pairs["seed_ref"] != pairs["seed_cand"]).sum()),
     )
 
 
 def apply_holm(comparisons: list[PairedComparison]) -> list[PairedComparison]:
-    """Holm's correction across comparisons with one reference, separately for completion, tokens and cost."""
+    """Holm's correction across comparisons with one reference, one family each for the completion
+    difference, completion non-inferiority, tokens and cost."""
     if not comparisons:
         return comparisons
+    m = len(comparisons)
     completion_p, completion_k = holm([c.completion.p_value for c in comparisons])
+    ni_p, ni_k = holm([c.completion.ni_p for c in comparisons])
     tokens_p, tokens_k = holm([c.tokens.p_value for c in comparisons])
     cost_p, cost_k = holm([c.cost.p_value if c.cost else math.nan for c in comparisons])
-    return [replace(c, completion=with_holm(c.completion, completion_p[i], completion_k[i]),
-                    tokens=with_holm(c.tokens, tokens_p[i], tokens_k[i]),
-                    cost=None if c.cost is None else with_holm(c.cost, cost_p[i], cost_k[i]))
-            for i, c in enumerate(comparisons)]
+    out = []
+    for i, c in enumerate(comparisons):
+        completion = replace(with_holm(c.completion, completion_p[i], completion_k[i], m),
+                             ni_holm_p=ni_p[i], ni_holm_factor=ni_k[i])
+        out.append(replace(c, completion=completion, tokens=with_holm(c.tokens, tokens_p[i], tokens_k[i], m),
+                           cost=None if c.cost is None else with_holm(c.cost, cost_p[i], cost_k[i], m)))
+    return out
 
 
 def compare_strategies(runs: pd.DataFrame, reference: str = "baseline", order: list[str] | None = None,
                        seed: int = 0, margin: float = MARGIN, alpha: float = ALPHA) -> list[PairedComparison]:
-    """Every other strategy of one experiment against `reference`, Holm-corrected across them.
+    """Every other strategy of one experiment against `reference`, Holm-corrected across them. A strategy
+    with only harness_error runs is in no comparison (none at all when it is the reference); the report
+    names it.
 
     Raises:
         InputError: `reference` has no runs (the message lists the strategies that do).
@@ -133,9 +145,13 @@ def compare_strategies(runs: pd.DataFrame, reference: str = "baseline", order: l
     order = order or list(dict.fromkeys(runs["strategy"]))
     if reference not in set(runs["strategy"]):
         raise InputError(f"reference strategy {reference!r} has no runs; strategies: {', '.join(order)}")
+    countable, _ = split_harness_errors(runs)
     ref = runs[runs["strategy"] == reference]
+    if reference not in set(countable["strategy"]):
+        return []
     return apply_holm([compare_paired(ref, runs[runs["strategy"] == s], strategy=s, reference_label=reference,
-                                      seed=seed, margin=margin, alpha=alpha) for s in order if s != reference])
+                                      seed=seed, margin=margin, alpha=alpha)
+                       for s in order if s != reference and s in set(countable["strategy"])])
 
 
 @dataclass(frozen=True)

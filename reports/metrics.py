@@ -1,6 +1,7 @@
 """The records of a paired comparison, one per metric: completion, tokens, cost.
 
 Each metric record holds its figures, its Holm correction, its interval, its p-value and its verdict,
+all from the per-task values (the task is the unit of inference),
 decided in that record's `verdict` alone. `PairedComparison` is the pairing (who, how many pairs, who
 was left out) with one record per metric.
 """
@@ -13,7 +14,10 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
-from ctxbench.reports.stats import ClusteredMean, sign_test
+from ctxbench.reports.exact import SignFlip, smallest_p
+from ctxbench.reports.power import mdd as power_mdd
+from ctxbench.reports.stats import ClusteredMean, VarianceParts
+from ctxbench.reports.tdist import t_cdf
 
 __all__ = ["ALPHA", "MARGIN", "SAME_RATIO", "Verdict", "CostVerdict", "Completion", "Ratio", "PairedComparison",
            "with_holm"]
@@ -25,14 +29,23 @@ MARGIN = 0.05
 SAME_RATIO = 0.10
 """A token or cost ratio whose whole interval lies within ×(1 ± 0.10) reads "same"."""
 
-Verdict = Literal["better", "worse", "non-inferior", "inconclusive"]
-CostVerdict = Literal["cheaper", "dearer", "same", "inconclusive"]
+Verdict = Literal["better", "worse", "equivalent", "non-inferior", "too few tasks", "inconclusive"]
+CostVerdict = Literal["cheaper", "dearer", "same", "too few tasks", "inconclusive"]
+
+
+def _too_few(tasks: int, family: int, alpha: float) -> bool:
+    """No sign pattern of `tasks` tasks can give a two-sided p that passes Holm's first step, α / family."""
+    return smallest_p(tasks) * family >= alpha
 
 
 @dataclass(frozen=True)
 class Completion:
-    """Completion of the candidate against the reference: the mean pair difference (candidate −
-    reference, resolved 1 / unresolved 0), its standard error clustered by task, its test and verdict."""
+    """Completion of the candidate against the reference: per-task mean differences (candidate −
+    reference, resolved 1 / unresolved 0), their sign-flip randomization test and test-inverted
+    interval, and the verdict.
+
+    The estimand is the mean difference over the population of tasks like these (each task weighs the
+    same), so the task is the unit: the test flips the sign of whole tasks."""
 
     rate_reference: float
     rate_candidate: float
@@ -40,42 +53,89 @@ class Completion:
     """Tasks where the candidate's mean outcome is higher."""
     tasks_worse: int
     mean: ClusteredMean
-    """Pair differences (candidate − reference), standard error clustered by task."""
-    mdd: float
-    """Smallest difference the task-level test detects with 80% power at alpha (NaN: no variance seen)."""
+    """Pair differences (candidate − reference), standard error clustered by task (descriptive: the
+    design effect and the MDD come from it)."""
+    test: SignFlip = field(repr=False, compare=False)
+    """Sign-flip distribution of the per-task mean differences."""
+    parts: VarianceParts = field(repr=False, compare=False)
+    """The paired difference's variance between tasks and between repeats (for the MDD)."""
     margin: float = MARGIN
-    """Non-inferiority margin, as a proportion."""
+    """Non-inferiority (and equivalence) margin, as a proportion."""
     alpha: float = ALPHA
     holm_factor: int = 1
-    """Holm multiplier: the interval has confidence 1 − alpha / holm_factor."""
+    """Holm multiplier of the difference test: the interval has confidence 1 − alpha / holm_factor."""
     holm_p: float = math.nan
-    """Holm-adjusted p of the task-level test."""
+    """Holm-adjusted p of the task-level test of no difference."""
+    family: int = 1
+    """Strategies in the Holm family (compared with the same reference)."""
+    ni_holm_factor: int = 1
+    """Holm multiplier of the non-inferiority test, in its own family."""
+    ni_holm_p: float = math.nan
+    """Holm-adjusted one-sided p of "the candidate is worse by the margin or more"."""
 
     @property
     def difference(self) -> float:
-        """rate_candidate − rate_reference over the pairs."""
-        return self.mean.estimate
+        """Mean over tasks of the per-task mean difference (= the pair mean when every task has as many
+        pairs)."""
+        return self.test.estimate
 
     @property
     def confidence(self) -> float:
         return 1 - self.alpha / self.holm_factor
 
     @property
+    def too_few_tasks(self) -> bool:
+        """The tasks are too few for any p below α / family: no better or worse can be decided."""
+        return _too_few(self.mean.tasks, self.family, self.alpha)
+
+    @property
     def ci(self) -> tuple[float, float]:
-        """Task-clustered t interval at `confidence`, clipped to the possible range [−1, 1] (NaN when not
-        estimable)."""
-        low, high = self.mean.interval(self.confidence)
-        return (low, high) if math.isnan(low) else (max(-1.0, low), min(1.0, high))
+        """Test-inverted sign-flip interval at `confidence`, joined with the task-clustered t interval where
+        that is estimable, clipped to [−1, 1]; NaN when every task differs by the same amount or the tasks
+        are too few for an interval at this level. Away from 0 the sign-flip test assumes per-task
+        differences symmetric around the value tested, which differences of 0/1 outcomes with many ties at
+        0 are not; the t interval does not need it, the sign-flip one holds where the t one degenerates,
+        and their union holds in both cases."""
+        low, high = self.test.interval(self.confidence)
+        if math.isnan(low) or math.isinf(low) or math.isinf(high):
+            return math.nan, math.nan
+        if self.mean.estimable:
+            t_low, t_high = self.mean.interval(self.confidence)
+            low, high = min(low, t_low), max(high, t_high)
+        return max(-1.0, low), min(1.0, high)
 
     @property
     def p_value(self) -> float:
-        """Primary, unadjusted: task-clustered t test; the exact sign test over tasks when every task
-        differs by the same amount (no spread to estimate a standard error from)."""
-        if self.mean.estimable:
-            return self.mean.p_value
-        if self.tasks_better or self.tasks_worse:
-            return sign_test(self.tasks_better, self.tasks_worse)
-        return math.nan
+        """Primary, unadjusted: the two-sided sign-flip p over tasks (exact); NaN when no task differs."""
+        if not (self.tasks_better or self.tasks_worse):
+            return math.nan
+        return self.test.p_value(0.0)
+
+    def _t_one_sided(self, mu: float, greater: bool) -> float:
+        if not self.mean.estimable:
+            return 0.0
+        t = (self.mean.estimate - mu) / self.mean.se
+        return 1 - t_cdf(t, self.mean.df) if greater else t_cdf(t, self.mean.df)
+
+    @property
+    def ni_p(self) -> float:
+        """Unadjusted one-sided p of "worse by the margin or more" (the non-inferiority test): the larger of
+        the sign-flip and the task-clustered t p (see `ci`)."""
+        return max(self.test.p_value(-self.margin, "greater"), self._t_one_sided(-self.margin, True))
+
+    @property
+    def equivalence_p(self) -> float:
+        """Unadjusted one-sided p of "better by the margin or more" (the other half of equivalence)."""
+        return max(self.test.p_value(self.margin, "less"), self._t_one_sided(self.margin, False))
+
+    @property
+    def mdd(self) -> float:
+        """Smallest difference the task-level test detects with 80% power at α / family (NaN: the pilot
+        shows no variance, inf: too few tasks)."""
+        var = self.parts.task_mean_variance(self.parts.repeats)
+        if math.isnan(var) or var <= 0:
+            return math.inf if self.mean.tasks < 2 else math.nan
+        return power_mdd(math.sqrt(var), self.mean.tasks, self.alpha / self.family, 0.8)
 
     @property
     def design_effect(self) -> float:
@@ -83,50 +143,63 @@ class Completion:
 
     @property
     def verdict(self) -> Verdict:
-        """better / worse when the Holm-adjusted test rejects (the interval then excludes 0);
-        non-inferior when the interval's lower bound lies above −margin; inconclusive otherwise."""
+        """better / worse when the Holm-adjusted test of no difference rejects; equivalent when the
+        Holm-adjusted non-inferiority test rejects and so does the test of "better by the margin" at the
+        same level; non-inferior when only the first does; too few tasks when no p could pass α / family;
+        inconclusive otherwise."""
         if not math.isnan(self.holm_p) and self.holm_p < self.alpha and self.difference != 0:
             return "better" if self.difference > 0 else "worse"
-        low, _ = self.ci
-        if not math.isnan(low) and low > -self.margin:
+        if not math.isnan(self.ni_holm_p) and self.ni_holm_p < self.alpha:
+            if self.equivalence_p * self.ni_holm_factor < self.alpha:
+                return "equivalent"
             return "non-inferior"
-        return "inconclusive"
+        return "too few tasks" if self.too_few_tasks else "inconclusive"
 
 
 @dataclass(frozen=True)
 class Ratio:
-    """A ratio of means per run, candidate / reference (tokens or cost), with task-bootstrap draws,
-    its test and verdict."""
+    """Tokens or cost, candidate / reference: the geometric mean over tasks of the per-task ratio of
+    means, with a sign-flip test and test-inverted interval on the per-task log ratios, and the verdict.
+
+    The estimand is the typical (geometric-mean) per-task ratio over the population of tasks like these.
+    Log ratios are nearly symmetric where ratios of sums are not, so the test holds its level from 5 tasks
+    up (and says "too few tasks" where no p could pass)."""
 
     metric: Literal["tokens", "cost"]
     reference: float
     """Mean per run of the reference."""
     candidate: float
-    ratio: float
-    """NaN when the reference mean is zero."""
     tasks: int
-    draws: np.ndarray = field(repr=False, compare=False)
-    """Sorted bootstrap draws of the ratio (tasks resampled)."""
+    test: SignFlip = field(repr=False, compare=False)
+    """Sign-flip distribution of the per-task log ratios (tasks where both arms spent something)."""
     alpha: float = ALPHA
     holm_factor: int = 1
     """Holm multiplier: the interval has confidence 1 − alpha / holm_factor."""
     holm_p: float = math.nan
-    """Holm-adjusted bootstrap p of ratio = 1."""
+    """Holm-adjusted sign-flip p of ratio = 1."""
+    family: int = 1
+    """Strategies in the Holm family."""
+
+    @property
+    def ratio(self) -> float:
+        """exp(mean per-task log ratio); NaN when no task has a positive amount in both arms."""
+        return math.exp(self.test.estimate) if self.test.tasks else math.nan
 
     @property
     def estimable(self) -> bool:
-        """At least two tasks (one task gives a bootstrap without spread that says nothing). With two or
-        more, draws without spread mean every task had the same ratio: the interval is that ratio."""
-        return self.tasks >= 2 and self.draws.size > 0
+        """At least two tasks with a positive amount in both arms."""
+        return self.test.tasks >= 2
+
+    @property
+    def too_few_tasks(self) -> bool:
+        return _too_few(self.test.tasks, self.family, self.alpha)
 
     @property
     def p_value(self) -> float:
-        """Two-sided bootstrap p of ratio = 1, unadjusted (NaN when not estimable)."""
-        if not self.estimable:
+        """Two-sided sign-flip p of ratio = 1, unadjusted (NaN when not estimable or every task has ratio 1)."""
+        if not self.estimable or not np.any(np.abs(self.test.values) > 1e-12):
             return math.nan
-        below = (np.count_nonzero(self.draws <= 1.0) + 1) / (self.draws.size + 1)
-        above = (np.count_nonzero(self.draws >= 1.0) + 1) / (self.draws.size + 1)
-        return min(1.0, 2 * min(below, above))
+        return self.test.p_value(0.0)
 
     @property
     def confidence(self) -> float:
@@ -134,31 +207,36 @@ class Ratio:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Percentile interval at `confidence`; (NaN, NaN) when not estimable."""
-        if not self.estimable:
+        """Test-inverted interval at `confidence`; the ratio itself when every task has the same ratio (any
+        other is rejected); (NaN, NaN) when not estimable or too few tasks for this level."""
+        if not self.estimable or smallest_p(self.test.tasks) > 1 - self.confidence:
             return math.nan, math.nan
-        tail = (1 - self.confidence) / 2 * 100
-        low, high = np.percentile(self.draws, [tail, 100 - tail])
-        return float(low), float(high)
+        if self.test.constant:
+            return self.ratio, self.ratio
+        low, high = self.test.interval(self.confidence)
+        if math.isinf(low) or math.isinf(high):
+            return math.nan, math.nan
+        return math.exp(low), math.exp(high)
 
     @property
     def verdict(self) -> CostVerdict:
-        """cheaper / dearer when the Holm-adjusted bootstrap test rejects ratio 1; same when the whole
-        interval lies within ×(1 ± SAME_RATIO); inconclusive otherwise."""
+        """cheaper / dearer when the Holm-adjusted test rejects ratio 1; same when the whole interval
+        lies within ×(1 ± SAME_RATIO); too few tasks when no p could pass α / family; inconclusive
+        otherwise."""
         if not math.isnan(self.holm_p) and self.holm_p < self.alpha:
             return "cheaper" if self.ratio < 1 else "dearer"
         low, high = self.ci
         if not math.isnan(low) and 1 - SAME_RATIO <= low and high <= 1 + SAME_RATIO:
             return "same"
-        return "inconclusive"
+        return "too few tasks" if self.too_few_tasks else "inconclusive"
 
 
 Metric = TypeVar("Metric", Completion, Ratio)
 
 
-def with_holm(metric: Metric, holm_p: float, holm_factor: int) -> Metric:
-    """The metric with its Holm-adjusted p and multiplier set."""
-    return replace(metric, holm_p=holm_p, holm_factor=holm_factor)
+def with_holm(metric: Metric, holm_p: float, holm_factor: int, family: int = 1) -> Metric:
+    """The metric with its Holm-adjusted p, multiplier and family size set."""
+    return replace(metric, holm_p=holm_p, holm_factor=holm_factor, family=family)
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,13 @@ class StrategyCheck:
     completion_fell: bool
     """The task-level verdict (Holm across strategies) is `worse`."""
     tokens_rose: bool
-    """The task-bootstrap interval of the token ratio lies entirely above the allowed ratio."""
+    """The interval of the token ratio (sign-flip over tasks) lies entirely above the allowed ratio."""
     cant_tell: bool = False
-    """Completion fell on some task, yet the verdict is inconclusive: the runs can tell that fall neither
-    from noise nor from a regression beyond the margin."""
+    """Completion fell on some task, yet the verdict is inconclusive or there are too few tasks: the runs
+    can tell that fall neither from noise nor from a regression beyond the margin."""
+    tokens_unclear: bool = False
+    """The token ratio is above the allowed ratio, yet its interval does not settle it (or there are
+    too few tasks for one)."""
 
     @property
     def regressed(self) -> bool:
@@ -49,7 +52,7 @@ class StrategyCheck:
     @property
     def status(self) -> Status:
         """regressed, else can't tell, else ok."""
-        return "regressed" if self.regressed else "can't tell" if self.cant_tell else "ok"
+        return "regressed" if self.regressed else "can't tell" if self.cant_tell or self.tokens_unclear else "ok"
 
     def why(self, token_ratio: float) -> str:
         """Why the status, in a few words ("" when ok)."""
@@ -59,14 +62,24 @@ class StrategyCheck:
         if not reasons and self.cant_tell:
             reasons = [f"completion fell on {m.tasks_worse} of {self.comparison.tasks} tasks: too few runs to tell a "
                        "regression from noise"]
+        if not reasons and self.tokens_unclear:
+            reasons = [f"tokens ×{self.comparison.tokens.ratio:.2f} above ×{token_ratio:g} on "
+                       f"{self.comparison.tasks} tasks: too few runs to tell a rise from noise"]
         return ", ".join(reasons)
 
 
 def strategy_check(c: PairedComparison, token_ratio: float) -> StrategyCheck:
     """The nightly status of one comparison, decided here alone."""
     m = c.completion
-    return StrategyCheck(c, completion_fell=m.verdict == "worse", tokens_rose=c.tokens.ci[0] > token_ratio,
-                         cant_tell=m.verdict == "inconclusive" and m.tasks_worse > 0)
+    undecided = ("inconclusive", "too few tasks")
+    tokens_rose = c.tokens.ci[0] > token_ratio
+    return StrategyCheck(c, completion_fell=m.verdict == "worse", tokens_rose=tokens_rose,
+                         cant_tell=m.verdict in undecided and m.tasks_worse > 0,
+                         tokens_unclear=not tokens_rose and c.tokens.ratio > token_ratio)
+
+
+def _level(confidence: float) -> str:
+    return f"{confidence:.1%}".replace(".0%", "%")
 
 
 _LOUD = {"regressed": "REGRESSION", "can't tell": "CAN'T TELL", "ok": "OK"}
@@ -113,8 +126,9 @@ class RegressionCheck:
             low, high = m.ci
             tlow, thigh = c.tokens.ci
             completion = f"completion {m.rate_reference:.1%} -> {m.rate_candidate:.1%} ({m.difference * 100:+.1f} pts" + (
-                "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}]") + ")"
-            tokens = f"tokens ×{c.tokens.ratio:.2f}" + ("" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}]")
+                "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}] {_level(m.confidence)}") + ")"
+            tokens = f"tokens ×{c.tokens.ratio:.2f}" + (
+                "" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}] {_level(c.tokens.confidence)}")
             why = s.why(self.token_ratio)
             line = f"{_LOUD[s.status]} {c.strategy}{f' ({why})' if why else ''}: {completion}, {tokens}"
             relevant = [d for d in self.differences if not d.startswith("strategy ")

@@ -31,30 +31,52 @@ class PlanRow:
     """The difference to detect (proportion)."""
     alpha: float
     power: float
+    family: int = 1
+    """Strategies compared with the reference: the verdicts test at α / family (Holm's first step), and so
+    does the plan."""
+
+    @property
+    def level(self) -> float:
+        """The two-sided level the plan is made at: α / family."""
+        return self.alpha / self.family
 
     @property
     def mdd(self) -> float:
-        """Minimum detectable difference of the pilot's own design (NaN: no variance seen)."""
-        return min_detectable_difference(self.parts, alpha=self.alpha, power=self.power)
+        """Minimum detectable difference of the pilot's own design at `level` (NaN: no variance seen or not
+        identifiable, inf: too few tasks)."""
+        return min_detectable_difference(self.parts, alpha=self.level, power=self.power)
 
     @property
     def tasks_needed(self) -> int | None:
-        """Tasks needed at the pilot's repeats (None: beyond 100,000 or not estimable)."""
-        return tasks_needed(self.parts, self.difference, round(self.repeats), self.alpha, self.power)
+        """Tasks needed at the pilot's repeats (None: beyond 100,000 or not identifiable)."""
+        return tasks_needed(self.parts, self.difference, round(self.repeats), self.level, self.power)
 
     @property
     def repeats_needed(self) -> int | None:
-        """Repeats per task needed with the pilot's tasks (None: no number of repeats is enough)."""
-        return repeats_needed(self.parts, self.difference, self.tasks, self.alpha, self.power)
+        """Repeats per task needed with the pilot's tasks (None: no number of repeats is enough, or the pilot
+        cannot split its variance into tasks and repeats)."""
+        return repeats_needed(self.parts, self.difference, self.tasks, self.level, self.power)
+
+    @property
+    def identifiable(self) -> bool:
+        """The pilot estimates the variance of a task's mean at its own repeats (two tasks or more)."""
+        return not math.isnan(self.parts.task_mean_variance(self.repeats))
+
+    @property
+    def split_identifiable(self) -> bool:
+        """The pilot splits that variance into tasks and repeats (two tasks, and a task run twice)."""
+        return not (math.isnan(self.parts.between) or math.isnan(self.parts.within))
 
     @property
     def estimable(self) -> bool:
-        return self.parts.task_mean_variance(self.repeats) > 0
+        """Identifiable and not zero (the pilot saw some variation)."""
+        return self.identifiable and self.parts.task_mean_variance(self.repeats) > 0
 
 
 def plan_rows(runs: pd.DataFrame, reference: str, difference: float, order: list[str] | None = None,
-              alpha: float = 0.05, power: float = 0.8) -> list[PlanRow]:
-    """One plan per candidate, from the pilot's paired differences (harness_error runs left out).
+              alpha: float = 0.05, power: float = 0.8, family: int | None = None) -> list[PlanRow]:
+    """One plan per candidate, from the pilot's paired differences (harness_error runs left out), at the
+    level α / family the verdicts use (family: the candidates compared with the reference, by default).
 
     Raises:
         InputError: the reference has no runs, or there is no other strategy to pair it with.
@@ -68,6 +90,7 @@ def plan_rows(runs: pd.DataFrame, reference: str, difference: float, order: list
     if not 0 < difference < 1:
         raise InputError(f"the difference to detect must be between 0 and 100 points, got {difference * 100:g}")
     ref = runs[runs["strategy"] == reference][["task_id", "repeat", "resolved"]]
+    family = family or len(order) - 1
     rows = []
     for s in order:
         if s == reference:
@@ -78,8 +101,15 @@ def plan_rows(runs: pd.DataFrame, reference: str, difference: float, order: list
             continue
         diff = pairs["resolved_cand"].to_numpy(dtype=float) - pairs["resolved_ref"].to_numpy(dtype=float)
         parts = variance_parts(diff, pairs["task_id"].to_numpy())
-        rows.append(PlanRow(s, reference, parts.tasks, parts.repeats, parts, difference, alpha, power))
+        rows.append(PlanRow(s, reference, parts.tasks, parts.repeats, parts, difference, alpha, power, family))
     return rows
+
+
+NOT_IDENTIFIABLE = "not identifiable from this pilot"
+
+
+def _sd(variance: float) -> str:
+    return NOT_IDENTIFIABLE if math.isnan(variance) else f"{math.sqrt(variance) * 100:.1f}"
 
 
 def _count(n: int | None, unit: str) -> str:
@@ -92,35 +122,51 @@ def plan_frame(rows: list[PlanRow]) -> pd.DataFrame:
     for r in rows:
         if not r.estimable:
             out.append({"strategy": r.strategy, "vs": r.reference, "tasks × repeats": f"{r.tasks} × {r.repeats:g}",
-                        "sd between tasks (pts)": "0", "sd between repeats (pts)": "0", "MDD now (pts)": "n/a",
-                        f"tasks for {r.difference * 100:g} pts": "n/a", f"repeats for {r.difference * 100:g} pts": "n/a"})
+                        "sd between tasks (pts)": _sd(r.parts.between), "sd between repeats (pts)": _sd(r.parts.within),
+                        "MDD now (pts)": "n/a", f"tasks for {r.difference * 100:g} pts": "n/a",
+                        f"repeats for {r.difference * 100:g} pts": "n/a", "level": f"{r.level:.3g}"})
             continue
         mdd = r.mdd
         out.append({
             "strategy": r.strategy, "vs": r.reference, "tasks × repeats": f"{r.tasks} × {r.repeats:g}",
-            "sd between tasks (pts)": f"{math.sqrt(r.parts.between) * 100:.1f}",
-            "sd between repeats (pts)": f"{math.sqrt(r.parts.within) * 100:.1f}",
+            "sd between tasks (pts)": _sd(r.parts.between), "sd between repeats (pts)": _sd(r.parts.within),
             "MDD now (pts)": "∞" if math.isinf(mdd) else f"{mdd * 100:.1f}",
             f"tasks for {r.difference * 100:g} pts": _count(r.tasks_needed, "tasks") + f" (× {round(r.repeats)} repeats)",
-            f"repeats for {r.difference * 100:g} pts": _count(r.repeats_needed, "repeats") + f" (× {r.tasks} tasks)",
+            f"repeats for {r.difference * 100:g} pts": (_count(r.repeats_needed, "repeats") + f" (× {r.tasks} tasks)"
+                                                        if r.split_identifiable else NOT_IDENTIFIABLE),
+            "level": f"{r.level:.3g}",
         })
     return pd.DataFrame(out)
+
+
+def _level_text(r: PlanRow) -> str:
+    return f"α = {r.alpha:g}" if r.family == 1 else f"α = {r.alpha:g}/{r.family} (Holm's first step)"
+
+
+def _unknown_sentence(r: PlanRow, pts: str) -> str:
+    if not r.identifiable:
+        return (f"`{r.strategy}` vs `{r.reference}`: one task: the variance between tasks is {NOT_IDENTIFIABLE}, "
+                f"so it cannot say what {pts} would need — run more tasks first.")
+    return (f"`{r.strategy}` vs `{r.reference}`: the pilot shows no variation in the paired outcomes "
+            f"({r.tasks} tasks): it cannot say what {pts} would need — run more tasks or repeats first.")
 
 
 def plan_sentence(r: PlanRow) -> str:
     """One line answering "how many runs do I need to detect this difference?"."""
     pts = f"{r.difference * 100:g} pts"
     if not r.estimable:
-        return (f"`{r.strategy}` vs `{r.reference}`: the pilot shows no variation in the paired outcomes "
-                f"({r.tasks} tasks): it cannot say what {pts} would need — run more tasks or repeats first.")
+        return _unknown_sentence(r, pts)
+    mdd = r.mdd
     parts = [f"`{r.strategy}` vs `{r.reference}`: this design ({r.tasks} tasks × {r.repeats:g} repeats) detects "
-             f"{'no difference' if math.isinf(r.mdd) else f'{r.mdd * 100:.1f} pts'} with {r.power:.0%} power "
-             f"at α = {r.alpha:g}"]
+             f"{'no difference (too few tasks)' if math.isinf(mdd) else f'{mdd * 100:.1f} pts'} with "
+             f"{r.power:.0%} power at {_level_text(r)}"]
     t = r.tasks_needed
     parts.append(f"{pts} needs {_count(t, 'tasks')} tasks × {round(r.repeats)} repeats"
                  + ("" if t is None else f" = {t * round(r.repeats):,} runs per strategy"))
     n = r.repeats_needed
-    if n is None:
+    if not r.split_identifiable:
+        parts.append(f"what more repeats would give is {NOT_IDENTIFIABLE} (no task was run twice)")
+    elif n is None:
         parts.append(f"with these {r.tasks} tasks no number of repeats is enough (the tasks themselves differ)")
     else:
         parts.append(f"or {r.tasks} tasks × {n} repeats = {r.tasks * n:,} runs per strategy")
@@ -134,11 +180,14 @@ def plan_text(folder: ResultsFolder, difference: float, reference: str = "baseli
     if not rows:
         raise InputError(f"{folder.path}: no strategy shares a (task, repeat) pair with `{reference}`")
     lines = [f"Pilot `{folder.path}` ({folder.manifest.name}); to detect {difference * 100:g} pts of completion "
-             f"with {power:.0%} power at α = {alpha:g} (two-sided, task-level paired t test):", ""]
+             f"with {power:.0%} power at α = {alpha:g}, divided by the {rows[0].family} strategies compared as the "
+             "verdicts' Holm correction does (two-sided, task-level test; exact noncentral-t power):", ""]
     lines += [f"- {plan_sentence(r)}" for r in rows]
     lines += ["", "The variance of the paired difference is split into a part between tasks and a part between "
-              "repeats of one task (one-way random effects); more repeats shrink only the second. Planning from a "
-              "small pilot is itself uncertain: treat the counts as a floor."]
+              "repeats of one task (one-way random effects); more repeats shrink only the second. A part the pilot "
+              "cannot estimate (one repeat: the split; one task: the part between tasks) is said to be not "
+              "identifiable, never taken as 0. Planning from a small pilot is itself uncertain: treat the counts "
+              "as a floor."]
     if folder.manifest.simulated:
         lines.insert(0, "Figures from the simulated model (a stand-in for a model, not a model).")
     return "\n".join(lines) + "\n"

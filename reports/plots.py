@@ -34,7 +34,7 @@ def _save(fig: Figure, path: Path) -> Path:
 
 
 def plot_completion(summaries: list[StrategySummary], path: Path) -> Path:
-    """Completion rate per strategy with its Wilson 95% interval."""
+    """Completion rate per strategy with its 95% interval clustered by task."""
     fig, (ax,) = _figure()
     x = np.arange(len(summaries))
     rates = np.array([s.completion_rate for s in summaries])
@@ -46,7 +46,7 @@ def plot_completion(summaries: list[StrategySummary], path: Path) -> Path:
     ax.set_xticks(x, [s.strategy for s in summaries], rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("completion rate")
-    ax.set_title("Completion rate (Wilson 95% interval)")
+    ax.set_title("Completion rate (95% interval, clustered by task)")
     return _save(fig, path)
 
 
@@ -86,8 +86,8 @@ def _ratio_markers(ax: Any, y: float, figure: Ratio, marker: str, offset: float)
 
 def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     """Forest plot: each candidate's paired difference in completion (task-clustered interval, margin
-    drawn) and its token and cost ratios (task-bootstrap intervals, log scale), each marker coloured
-    and labelled by its verdict (colours: `VERDICT_COLOURS`)."""
+    drawn) and its token and cost ratios (sign-flip intervals over tasks, log scale), each marker
+    coloured and labelled by its verdict (colours: `VERDICT_COLOURS`)."""
     height = 1.8 + 0.6 * max(1, len(comparisons))
     fig = Figure(figsize=(9.0, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -118,7 +118,7 @@ def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     right.xaxis.set_major_locator(FixedLocator([0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 4, 10]))
     right.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"×{v:g}"))
     right.xaxis.set_minor_formatter(NullFormatter())
-    right.set_xlabel("token (■) and cost (◆) ratio, log scale, task-bootstrap CI")
+    right.set_xlabel("token (■) and cost (◆) ratio, log scale, task-level CI")
     fig.suptitle("Paired differences against the reference, coloured by verdict (Holm-adjusted intervals)")
     return _save(fig, path)
 

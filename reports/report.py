@@ -32,15 +32,20 @@ DEFAULT_REFERENCE = "baseline"
 """The strategy the others are compared with unless another is named."""
 
 METHOD = ("Pairs are (task, repeat) runs with the same seed; the task is the unit of inference (repeats of one "
-          "task are correlated). Completion: mean pair difference with a t interval whose standard error is "
-          "clustered by task (the paired t test on per-task means); design effect = its variance over that of "
-          "independent pairs. Tokens and cost: ratio of means with a bootstrap over tasks. Holm's correction "
-          "across the {m} strategies compared with `{reference}`, separately for completion, tokens and cost: "
-          "each interval has confidence 1 − {alpha:g}/k (k its Holm multiplier). Verdicts from one interval "
-          "each: better / worse when the adjusted test rejects, non-inferior when the lower bound is above "
-          "−{margin:g} pts, else inconclusive; tokens and cost: cheaper / dearer, same within ×(1 ± {same:g}), "
-          "else inconclusive. The exact McNemar test on (task, repeat) pairs is a secondary figure that treats "
-          "repeats as independent. MDD: smallest difference the task-level test detects with 80% power.")
+          "task are correlated) and the estimand the difference over the population of tasks like these. "
+          "Completion: the mean of the per-task mean differences, tested by flipping the sign of whole tasks "
+          "(exact sign-flip randomization test) and given the interval of every difference that test does not "
+          "reject; design effect = the variance of the pair mean clustered by task over that of independent "
+          "pairs. Tokens and cost: the geometric mean of the per-task ratios, with the same test on the per-task "
+          "log ratios. Holm's correction across the {m} strategies compared with `{reference}`, separately for "
+          "completion, completion non-inferiority, tokens and cost: each interval has confidence 1 − {alpha:g}/k "
+          "(k its Holm multiplier, printed beside it). Verdicts: better / worse when the adjusted test rejects no "
+          "difference; non-inferior when the adjusted one-sided test rejects \"worse by {margin:g} pts\", "
+          "equivalent when the test of \"better by {margin:g} pts\" is rejected too; too few tasks when no p "
+          "could pass {alpha:g}/{m}; else inconclusive. Tokens and cost: cheaper / dearer, same within ×(1 ± "
+          "{same:g}), too few tasks, else inconclusive. The exact McNemar test on (task, repeat) pairs is a "
+          "secondary figure that treats repeats as independent. MDD: smallest difference the task-level test "
+          "detects with 80% power at {alpha:g}/{m}.")
 
 SIMULATED_NOTICE = ("Results from the simulated model `{model}` — a stand-in for a model, not a model: they measure "
                     "the strategies against the simulator's attention model, not a real LLM.")
@@ -146,7 +151,7 @@ def _comparison_blocks(folder: ResultsFolder, reference: str, comparisons: list[
         *[Notice(line) for line in accounting_lines(comparisons)],
         Bullets(tuple(verdict_line(c) for c in comparisons)),
         Figure(forest, f"Paired difference of each strategy against `{reference}`: completion (task-clustered "
-                       f"interval, dashed line the −{margin * 100:g} pts margin) and token ratio (bootstrap over "
+                       f"interval, dashed line the −{margin * 100:g} pts margin) and token ratio (sign-flip interval over "
                        "tasks), Holm-adjusted."),
         Table(comparison_frame(comparisons).drop(columns=list(_IN_VERDICT_TABLE), errors="ignore"), id="comparison"),
     ]
@@ -172,8 +177,11 @@ def _harness_error_notice(runs: pd.DataFrame) -> list[Block]:
     if errors.empty:
         return []
     names = ", ".join(f"`{r.strategy} {r.task_id}#{r.repeat}`" for r in errors.itertuples())
+    counts, failed = runs["strategy"].value_counts(), errors["strategy"].value_counts()
+    only = [s for s in dict.fromkeys(errors["strategy"]) if counts[s] == failed[s]]
     return [Notice(f"{len(errors)} runs ended in `harness_error` (a fault of ctxbench, not of the strategy): they "
-                   f"are left out of every rate and comparison: {names}.")]
+                   f"are left out of every rate and comparison: {names}."),
+            *[Notice(f"`{s}` has only `harness_error` runs: it is in no rate and no comparison.") for s in only]]
 
 
 def completeness_notice(m: Manifest, runs: pd.DataFrame) -> list[Block]:
@@ -305,8 +313,8 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
         Table(_summary_table([s for s in summaries if s.runs]), id="summary"),
         *agent_strategy_blocks(folder),
         *_pricing_note(folder.manifest),
-        Figure(plots["completion"], "Completion rate per strategy with Wilson 95% intervals (runs treated as "
-                                    "independent; the paired comparison below clusters by task)."),
+        Figure(plots["completion"], "Completion rate per strategy with 95% intervals over the population of tasks "
+                                    "like these (Wilson with the effective size of runs clustered by task)."),
         *comparison,
         *pricing,
         *_planning_blocks(folder, reference, margin),

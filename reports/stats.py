@@ -15,7 +15,11 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["wilson_interval", "mcnemar_exact", "pass_at_k", "pass_hat_k", "bootstrap_ci", "t_cdf", "t_ppf",
+from ctxbench.reports.power import (VarianceParts, min_detectable_difference, repeats_needed, tasks_needed,
+                                    variance_parts)
+from ctxbench.reports.tdist import t_cdf, t_ppf
+
+__all__ = ["wilson_interval", "clustered_rate_interval", "mcnemar_exact", "pass_at_k", "pass_hat_k", "bootstrap_ci", "t_cdf", "t_ppf",
            "ClusteredMean", "clustered_mean", "sign_test", "holm", "cluster_bootstrap_ratio", "VarianceParts",
            "variance_parts", "min_detectable_difference", "tasks_needed", "repeats_needed"]
 
@@ -51,6 +55,38 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         return 0.0, min(1.0, center + half)
     if successes == n:
         return max(0.0, center - half), 1.0
+    return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))
+
+
+def clustered_rate_interval(outcomes: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
+                            ) -> tuple[float, float]:
+    """Wilson interval of a rate whose runs are clustered by task (Korn & Graubard 1998).
+
+    The estimand is the success rate over the population of tasks like these, not over more repeats of
+    these tasks: repeats of one task are correlated, so the interval uses the effective sample size
+    n · (binomial variance / task-clustered variance), at most n, scaled by (z / t(G − 1))² for G tasks.
+    When the rate is 0 or 1 there is no variance to compare: the effective size is then the number of
+    tasks (the most correlated case). One task gives (0, 1): nothing is known of other tasks.
+
+    Args:
+        outcomes: 1 resolved / 0 not, one per run.
+        clusters: The task of each run.
+        confidence: Two-sided confidence level.
+    """
+    x = np.asarray(outcomes, dtype=float)
+    if x.size == 0:
+        raise ValueError("clustered_rate_interval: no runs")
+    c = clustered_mean(x, clusters)
+    if c.tasks < 2:
+        return 0.0, 1.0
+    p, n = float(x.mean()), float(x.size)
+    binomial = p * (1 - p) / n
+    n_eff = float(c.tasks) if binomial <= 0 or c.se <= 0 else min(n, p * (1 - p) / c.se ** 2)
+    z = _z(1 - confidence)
+    n_eff *= (z / t_ppf(1 - (1 - confidence) / 2, c.tasks - 1)) ** 2
+    denom = 1 + z * z / n_eff
+    center = (p + z * z / (2 * n_eff)) / denom
+    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
     return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))
 
 
@@ -122,62 +158,6 @@ def bootstrap_ci(statistic: Callable[..., np.ndarray], *samples: np.ndarray, n_b
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return float(low), float(high)
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b) (continued fraction, modified Lentz)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    f = d
-    for m in range(1, 500):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            f *= c * d
-        if abs(c * d - 1.0) < 1e-15:
-            break
-    return math.exp(log_front) * f / a
-
-
-def t_cdf(x: float, df: float) -> float:
-    """Cumulative distribution function of Student's t with `df` degrees of freedom."""
-    if df <= 0:
-        raise ValueError(f"t_cdf: df must be > 0, got {df}")
-    if math.isinf(x):
-        return 1.0 if x > 0 else 0.0
-    if x * x < df:
-        half = 0.5 * _betainc(0.5, df / 2, x * x / (df + x * x))
-        return 0.5 + half if x > 0 else 0.5 - half
-    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + x * x))
-    return 1.0 - tail if x > 0 else tail
-
-
-def t_ppf(q: float, df: float) -> float:
-    """Quantile function of Student's t (bisection on t_cdf)."""
-    if not 0 < q < 1:
-        raise ValueError(f"t_ppf: q must be in (0, 1), got {q}")
-    lo, hi = -1.0, 1.0
-    while t_cdf(lo, df) > q:
-        lo *= 2
-    while t_cdf(hi, df) < q:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_cdf(mid, df) < q else (lo, mid)
-        if hi - lo < 1e-12 * max(1.0, abs(mid)):
-            break
-    return (lo + hi) / 2
 
 
 @dataclass(frozen=True)
@@ -254,19 +234,22 @@ def sign_test(positive: int, negative: int) -> float:
 
 
 def holm(p_values: list[float]) -> tuple[list[float], list[int]]:
-    """Holm's step-down correction.
+    """Holm's step-down correction, with ties treated alike whatever their order.
 
     Returns:
         (adjusted p-values, multipliers): the i-th smallest p is compared with alpha / (m - i + 1),
-        its multiplier; adjusted p = running max of min(1, multiplier * p). NaN p-values are left out
-        (adjusted NaN, multiplier 1) and do not count in m.
+        its multiplier; equal p-values all get the multiplier of the first of them (the largest), so the
+        order in which strategies are listed changes nothing. Adjusted p = running max of
+        min(1, multiplier * p). NaN p-values are left out (adjusted NaN, multiplier 1) and do not count in m.
     """
     known = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
     adjusted = [math.nan] * len(p_values)
     factors = [1] * len(p_values)
-    running = 0.0
+    running, first = 0.0, 0
     for rank, (p, i) in enumerate(known):
-        factors[i] = len(known) - rank
+        if rank == 0 or p != known[rank - 1][0]:
+            first = rank
+        factors[i] = len(known) - first
         running = max(running, min(1.0, factors[i] * p))
         adjusted[i] = running
     return adjusted, factors
@@ -287,102 +270,3 @@ def cluster_bootstrap_ratio(reference: np.ndarray, candidate: np.ndarray, cluste
     with np.errstate(divide="ignore", invalid="ignore"):
         draws = cand[idx].sum(axis=1) / ref[idx].sum(axis=1)
     return np.sort(draws[np.isfinite(draws)])
-
-
-@dataclass(frozen=True)
-class VarianceParts:
-    """Variance of the per-pair difference split into tasks and repeats (one-way random effects, ANOVA)."""
-
-    between: float
-    """Variance of the true per-task differences, sigma_b² (floored at 0)."""
-    within: float
-    """Variance between repeats of one task, sigma_w² (pooled)."""
-    tasks: int
-    repeats: float
-    """Harmonic mean of the repeats per task."""
-
-    def task_mean_variance(self, repeats: float) -> float:
-        """Variance of one task's mean difference over `repeats` repeats: sigma_b² + sigma_w² / repeats."""
-        return self.between + self.within / repeats
-
-    @property
-    def icc(self) -> float:
-        """Share of the variance that is between tasks (NaN when there is none)."""
-        total = self.between + self.within
-        return self.between / total if total > 0 else math.nan
-
-
-def variance_parts(values: np.ndarray, clusters: np.ndarray) -> VarianceParts:
-    """Estimate sigma_b² and sigma_w² from pair differences grouped by task.
-
-    sigma_w² is the pooled within-task variance (tasks with one repeat add nothing to it); sigma_b² is
-    the variance of the task means minus sigma_w² / r (r the harmonic mean of the repeats), floored at
-    0. With equal repeats this is the ANOVA (and REML) estimator.
-    """
-    x = np.asarray(values, dtype=float)
-    _, codes = np.unique(np.asarray(clusters), return_inverse=True)
-    g = int(codes.max()) + 1
-    sizes = np.bincount(codes, minlength=g).astype(float)
-    means = np.bincount(codes, weights=x, minlength=g) / sizes
-    resid = float(((x - means[codes]) ** 2).sum())
-    dof = float((sizes - 1).sum())
-    within = resid / dof if dof > 0 else 0.0
-    r = float(g / (1.0 / sizes).sum())
-    var_means = float(means.var(ddof=1)) if g > 1 else 0.0
-    return VarianceParts(max(0.0, var_means - within / r), within, g, r)
-
-
-def _mdd(sd: float, tasks: int, alpha: float, power: float) -> float:
-    if tasks < 2:
-        return math.inf
-    return (t_ppf(1 - alpha / 2, tasks - 1) + t_ppf(power, tasks - 1)) * sd / math.sqrt(tasks)
-
-
-def min_detectable_difference(parts: VarianceParts, tasks: int | None = None, repeats: float | None = None,
-                              alpha: float = 0.05, power: float = 0.8) -> float:
-    """Smallest true difference the task-level paired t test detects with the given power.
-
-    `(t(1 - alpha/2, T-1) + t(power, T-1)) * sqrt(sigma_b² + sigma_w² / r) / sqrt(T)` for T tasks and r
-    repeats each (default: the design the parts were estimated from). A simulation in the tests checks
-    that a difference of this size is detected with the stated power.
-
-    Returns:
-        The difference as a proportion (0.2 = 20 points); `inf` with fewer than two tasks; NaN when the
-        pilot shows no variance at all (nothing to plan from).
-    """
-    tasks = parts.tasks if tasks is None else tasks
-    repeats = parts.repeats if repeats is None else repeats
-    var = parts.task_mean_variance(repeats)
-    if var <= 0:
-        return math.nan
-    return _mdd(math.sqrt(var), tasks, alpha, power)
-
-
-def tasks_needed(parts: VarianceParts, difference: float, repeats: float | None = None, alpha: float = 0.05,
-                 power: float = 0.8, limit: int = 100_000) -> int | None:
-    """Fewest tasks (each run `repeats` times) whose MDD is at most `difference`; None beyond `limit`."""
-    repeats = parts.repeats if repeats is None else repeats
-    var = parts.task_mean_variance(repeats)
-    if var <= 0 or difference <= 0:
-        return None
-    sd = math.sqrt(var)
-    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
-    start = max(2, int((z * sd / difference) ** 2))
-    if start > limit:
-        return None
-    for t in range(start, limit + 1):
-        if _mdd(sd, t, alpha, power) <= difference:
-            return t
-    return None
-
-
-def repeats_needed(parts: VarianceParts, difference: float, tasks: int | None = None, alpha: float = 0.05,
-                   power: float = 0.8, limit: int = 1000) -> int | None:
-    """Fewest repeats per task, with `tasks` tasks, whose MDD is at most `difference`; None when no
-    number of repeats up to `limit` is enough (the between-task variance alone is too large)."""
-    tasks = parts.tasks if tasks is None else tasks
-    for r in range(1, limit + 1):
-        mdd = min_detectable_difference(parts, tasks, r, alpha, power)
-        if not math.isnan(mdd) and mdd <= difference:
-            return r
-    return None

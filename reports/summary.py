@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ctxbench.harness.records import FAILURE_REASONS
-from ctxbench.reports.stats import pass_at_k, pass_hat_k, wilson_interval
+from ctxbench.reports.stats import clustered_rate_interval, pass_at_k, pass_hat_k
 
 __all__ = ["StrategySummary", "summarize", "summarize_strategy", "summary_frame", "failure_frame",
            "task_table", "repeat_rates", "split_harness_errors", "outcome_grid"]
@@ -32,7 +32,8 @@ class StrategySummary:
     resolved: int
     completion_rate: float
     ci_low: float
-    """Wilson 95% interval of the completion rate."""
+    """95% interval of the completion rate over the population of tasks like these: Wilson with the
+    effective sample size of runs clustered by task (`clustered_rate_interval`)."""
     ci_high: float
     repeats: int
     """Distinct repeat indices."""
@@ -96,7 +97,7 @@ def summarize_strategy(strategy: str, runs: pd.DataFrame) -> StrategySummary:
         nan = math.nan
         return StrategySummary(strategy, 0, 0, nan, nan, nan, 0, nan, nan, nan, nan, {}, {}, nan, nan, nan, nan,
                                nan, nan, nan, counts, harness_errors=len(errors))
-    low, high = wilson_interval(resolved, n)
+    low, high = clustered_rate_interval(runs["resolved"].to_numpy(dtype=float), runs["task_id"].to_numpy())
     per_repeat = runs.groupby("repeat")["resolved"].mean()
     at, hat = _pass_curves(runs)
     tokens = runs["total_tokens"].astype(float)

@@ -13,8 +13,8 @@ __all__ = ["VERDICT_COLOURS", "verdict_frame", "verdict_caption"]
 VERDICT_COLOURS: dict[str, str] = {
     "better": "#2ca02c", "cheaper": "#2ca02c",
     "worse": "#d62728", "dearer": "#d62728",
-    "non-inferior": "#1f77b4", "same": "#1f77b4",
-    "inconclusive": "#7f7f7f",
+    "non-inferior": "#1f77b4", "same": "#1f77b4", "equivalent": "#1f77b4",
+    "inconclusive": "#7f7f7f", "too few tasks": "#7f7f7f",
 }
 """The colour of each verdict word, in the HTML report and in the forest plot."""
 

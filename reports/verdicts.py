@@ -35,35 +35,49 @@ def _interval(low: float, high: float, fmt: Callable[[float], str]) -> str:
     return "[not estimable]" if math.isnan(low) else f"[{fmt(low)}, {fmt(high)}]"
 
 
+def _level(confidence: float) -> str:
+    return f"{confidence:.1%}".replace(".0%", "%")
+
+
 def _why_not_estimable(c: PairedComparison) -> str:
+    m = c.completion
     if c.tasks < 2:
         return "one task: no task-level interval"
-    if not (c.completion.tasks_better or c.completion.tasks_worse):
+    if not (m.tasks_better or m.tasks_worse):
         return "no task differs between the arms"
-    return "every task differs by the same amount"
+    if m.test.constant:
+        return "every task differs by the same amount"
+    return f"too few tasks ({c.tasks}) for a {_level(m.confidence)} interval"
 
 
 def completion_phrase(c: PairedComparison) -> str:
     """e.g. "**non-inferior** in completion (+12.5 pts [−3.1, +28.1], 97.5% CI, margin 5 pts)"."""
     m = c.completion
     low, high = m.ci
-    level = f"{m.confidence:.1%}".replace(".0%", "%")
     if math.isnan(low):
         figure = f"{_pts(m.difference)} pts, interval not estimable: {_why_not_estimable(c)}"
     else:
-        figure = f"{_pts(m.difference)} pts {_interval(low, high, _pts)}, {level} CI"
+        figure = f"{_pts(m.difference)} pts {_interval(low, high, _pts)}, {_level(m.confidence)} CI"
     return f"**{m.verdict}** in completion ({figure}, margin {m.margin * 100:g} pts)"
 
 
+def _ratio_figure(figure: Ratio) -> str:
+    low, _ = figure.ci
+    if math.isnan(low):
+        why = "too few tasks" if figure.estimable else "fewer than two tasks"
+        return f"{_times(figure.ratio)}, interval not estimable: {why}"
+    return f"{_times(figure.ratio)} {_interval(*figure.ci, _two)}, {_level(figure.confidence)} CI"
+
+
 def ratio_phrase(figure: Ratio) -> str:
-    """e.g. "**cheaper** in tokens (×0.44 [0.36, 0.54])"."""
-    return f"**{figure.verdict}** in {figure.metric} ({_times(figure.ratio)} {_interval(*figure.ci, _two)})"
+    """e.g. "**cheaper** in tokens (×0.44 [0.36, 0.54], 95% CI)"."""
+    return f"**{figure.verdict}** in {figure.metric} ({_ratio_figure(figure)})"
 
 
 def task_phrase(c: PairedComparison) -> str:
-    """e.g. "tasks +1/−0 of 5; p = 0.374 (task-level, Holm-adjusted 1)"."""
+    """e.g. "tasks +1/−0 of 5; p = 0.374 (task-level sign-flip, Holm-adjusted 1)"."""
     m = c.completion
-    return (f"tasks +{m.tasks_better}/−{m.tasks_worse} of {c.tasks}; p = {_p(m.p_value)} (task-level, "
+    return (f"tasks +{m.tasks_better}/−{m.tasks_worse} of {c.tasks}; p = {_p(m.p_value)} (task-level sign-flip, "
             f"Holm-adjusted {_p(m.holm_p)})")
 
 
@@ -111,11 +125,12 @@ def comparison_frame(comparisons: list[PairedComparison]) -> pd.DataFrame:
             "MDD (pts)": _mdd(m),
             "verdict": m.verdict,
             "token ratio": f"{_times(c.tokens.ratio)} {_interval(*c.tokens.ci, _two)}",
+            "token CI level": f"{c.tokens.confidence:.1%}",
             "tokens": c.tokens.verdict,
             "McNemar p (secondary)": _p(c.mcnemar_p),
         }
         if c.cost is not None:
-            row["cost ratio"] = f"{_times(c.cost.ratio)} {_interval(*c.cost.ci, _two)}"
+            row["cost ratio"] = f"{_times(c.cost.ratio)} {_interval(*c.cost.ci, _two)} ({c.cost.confidence:.1%})"
             row["cost"] = c.cost.verdict
         rows.append(row)
     return pd.DataFrame(rows)
@@ -125,6 +140,7 @@ def _ratio_columns(figure: Ratio, prefix: str, singular: str) -> dict[str, objec
     low, high = figure.ci
     return {f"{singular}_candidate": figure.candidate, f"{singular}_reference": figure.reference,
             f"{prefix}_ratio": figure.ratio, f"{prefix}_ratio_low": low, f"{prefix}_ratio_high": high,
+            f"{prefix}_confidence": figure.confidence,
             f"{prefix}_p_holm": figure.holm_p, f"{prefix}_verdict": figure.verdict}
 
 
@@ -140,6 +156,7 @@ def comparison_csv(comparisons: list[PairedComparison]) -> pd.DataFrame:
             "difference": m.difference, "difference_low": low, "difference_high": high,
             "confidence": m.confidence, "se_task_clustered": m.mean.se, "se_independent": m.mean.se_iid,
             "design_effect": m.design_effect, "p_task_level": m.p_value, "p_holm": m.holm_p,
+            "p_noninferior": m.ni_p, "p_noninferior_holm": m.ni_holm_p,
             "tasks_better": m.tasks_better, "tasks_worse": m.tasks_worse,
             "pairs_only_candidate": c.only_candidate, "pairs_only_reference": c.only_reference,
             "mcnemar_p": c.mcnemar_p, "mdd": m.mdd, "margin": m.margin, "verdict": m.verdict,

@@ -21,13 +21,13 @@ def test_within_experiment_comparison_counts_pairs(two_strategy_folder):
     assert (c.tasks, c.completion.tasks_better, c.completion.tasks_worse) == (2, 0, 2)
     assert c.mcnemar_p == pytest.approx(0.375)
     assert c.completion.difference == pytest.approx(-0.5)
-    # two tasks: per-task means -2/3 and -1/3, a t test with one degree of freedom
-    assert c.completion.p_value == pytest.approx(2 * 0.5 * (1 - 2 / math.pi * math.atan(0.5 / (1 / 6))), rel=1e-6)
-    assert c.completion.verdict == "inconclusive"
+    # two tasks, both worse: 2 of the 4 sign patterns are as extreme; no p could pass 0.05 with 2 tasks
+    assert c.completion.p_value == pytest.approx(0.5)
+    assert c.completion.verdict == "too few tasks"
     assert c.tokens.ratio == pytest.approx(0.5)
-    assert c.tokens.ci == pytest.approx((0.5, 0.5))  # every task used half the tokens
-    assert c.tokens.verdict == "cheaper"
-    assert c.completion.ci[0] <= c.completion.difference <= c.completion.ci[1]
+    assert math.isnan(c.tokens.ci[0])  # every task used half the tokens, but two tasks settle no interval
+    assert c.tokens.verdict == "too few tasks"  # two tasks: the smallest sign-flip p is 0.5
+    assert math.isnan(c.completion.ci[0])  # no interval at 95% from two tasks
     assert c.seed_mismatches == 0
 
 
@@ -74,7 +74,7 @@ def test_compare_folders_refuses_different_fixed_variables(tmp_path, build):
     assert [d.variable for d in forced.differences] == ["model"]
     (same,) = forced.comparisons
     assert math.isnan(same.completion.p_value) and math.isnan(same.completion.ci[0])  # no task differs: nothing to estimate
-    assert same.completion.verdict == "inconclusive"
+    assert same.completion.verdict == "too few tasks"  # three tasks: no p below 0.25
 
 
 def test_compare_command_exits_2_naming_the_model_difference(tmp_path, build):
@@ -97,8 +97,8 @@ def test_compare_command_forced_lists_differences_at_the_top(tmp_path, build):
     assert lines[0].startswith("> Results from the simulated model")
     top = "\n".join(lines[:8])
     assert "fixed variables differ" in top and "model.temperature: 0.0 -> 0.7" in top
-    assert "`lean` vs `lean (A)`: **same** in tokens" in result.output
-    assert "**inconclusive** in completion (+0.0 pts, interval not estimable: no task differs" in result.output
+    assert "`lean` vs `lean (A)`: **too few tasks** in tokens" in result.output  # 3 tasks settle nothing
+    assert "**too few tasks** in completion (+0.0 pts, interval not estimable: no task differs" in result.output
     assert "`lean` vs `baseline`: " in result.output
 
 

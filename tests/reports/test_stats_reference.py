@@ -14,9 +14,10 @@ from statsmodels.stats.multitest import multipletests  # noqa: E402
 from statsmodels.stats.power import TTestPower  # noqa: E402
 from statsmodels.stats.proportion import proportion_confint  # noqa: E402
 
-from ctxbench.reports.stats import (clustered_mean, cluster_bootstrap_ratio, holm, mcnemar_exact,  # noqa: E402
-                                    min_detectable_difference, pass_at_k, pass_hat_k, repeats_needed, t_cdf, t_ppf,
-                                    tasks_needed, variance_parts, wilson_interval)
+from ctxbench.reports.power import nct_sf  # noqa: E402
+from ctxbench.reports.stats import (clustered_mean, clustered_rate_interval, cluster_bootstrap_ratio, holm,  # noqa: E402
+                                    mcnemar_exact, min_detectable_difference, pass_at_k, pass_hat_k, repeats_needed,
+                                    t_cdf, t_ppf, tasks_needed, variance_parts, wilson_interval)
 
 
 def correlated_outcomes(rng, tasks, repeats, spread=2.0):
@@ -176,3 +177,31 @@ def test_cluster_bootstrap_ratio_matches_scipy_bootstrap():
     assert ours[0] == pytest.approx(res.confidence_interval.low, rel=0.01)
     assert ours[1] == pytest.approx(res.confidence_interval.high, rel=0.01)
     assert draws[0] <= cand.sum() / ref.sum() <= draws[-1]
+
+
+@pytest.mark.parametrize("df", [1, 2, 4, 9, 23, 299])
+def test_noncentral_t_matches_scipy(df):
+    for x, ncp in ((2.0, 1.0), (-1.0, 0.5), (3.0, 3.0), (0.5, 0.0), (5.0, 2.0)):
+        assert nct_sf(x, df, ncp) == pytest.approx(scipy_stats.nct.sf(x, df, ncp), abs=1e-7)
+
+
+def test_mdd_is_planned_at_the_level_of_holms_first_step():
+    rng = np.random.default_rng(10)
+    tasks = np.repeat(np.arange(24), 3)
+    parts = variance_parts(rng.normal(0, 0.3, 24)[tasks] + rng.normal(0, 0.4, tasks.size), tasks)
+    sd = math.sqrt(parts.task_mean_variance(3))
+    at_five = min_detectable_difference(parts, alpha=0.05 / 5)
+    exact = TTestPower().solve_power(nobs=24, alpha=0.01, power=0.8, alternative="two-sided") * sd
+    assert at_five == pytest.approx(exact, rel=1e-3) and at_five > min_detectable_difference(parts)
+    assert math.isinf(min_detectable_difference(parts, tasks=7, alpha=0.01))  # 7 tasks: no p below 2/128
+
+
+def test_clustered_rate_interval_covers_the_task_population_rate():
+    rng = np.random.default_rng(11)
+    covered = 0
+    for _ in range(400):
+        p = rng.beta(0.7, 0.9, 6)
+        y = (rng.random((6, 3)) < p[:, None]).astype(float)
+        low, high = clustered_rate_interval(y.ravel(), np.repeat(np.arange(6), 3))
+        covered += low <= 0.7 / 1.6 <= high
+    assert covered / 400 >= 0.92

@@ -1,0 +1,153 @@
+"""Calibration of the verdicts on simulated experiments with a known truth, from ctxbench's own code.
+
+Each simulated experiment draws task base rates from a Beta fitted to context-pressure's per-task
+rates, a task × strategy effect (a shift spread over what each task has to gain or lose), a latent shared between the arms of one
+(task, repeat) (the shared seed), and lognormal tokens with task and task × strategy effects; then
+compares the arms with `compare_strategies` exactly as the report does, and the per-arm intervals with
+`summarize`. Prints one row per check and one column per design (tasks × repeats), in Markdown:
+
+| check (nominal) | 5 tasks × 3 | 24 × 3 | 100 × 1 | 300 × 5 |
+
+- token-ratio interval coverage: share of intervals (one candidate, true ratio ×0.8) holding the truth;
+- false cheaper/dearer, one candidate: A/A tokens, share of cheaper or dearer verdicts;
+- any false cheaper/dearer, 5 null strategies with Holm: share of experiments with any;
+- any false non-inferior, 5 strategies at the margin: every candidate truly 5 pts worse;
+- power at 10 pts, one of 5 candidates truly 10 pts better: share "better" vs the mean power the
+  "Design and power" section states (from each experiment's own data, at α/5);
+- per-arm completion interval coverage of the task-population rate.
+
+Cells that end in "(too few tasks)" count experiments whose verdict was "too few tasks" apart: the
+design can decide nothing, and says so. Usage:
+
+    python benchmarks/calibration_stats.py [--sims 400] [--seed 1] [--designs 5x3,24x3,100x1,300x5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import pandas as pd
+
+from ctxbench.reports.compare import compare_strategies
+from ctxbench.reports.planning import plan_rows
+from ctxbench.reports.power import power as nct_power
+from ctxbench.reports.summary import summarize
+
+BETA = (0.7, 0.9)
+"""Per-task base rates: a Beta close to context-pressure's spread of per-task completion rates."""
+SHARED = 0.5
+"""Chance that both arms of a (task, repeat) draw the same latent uniform (the shared seed)."""
+TOKEN_TASK, TOKEN_TASK_X_STRATEGY, TOKEN_NOISE = 0.8, 0.15, 0.3
+
+
+def _shifted(base: np.ndarray, points: float) -> np.ndarray:
+    """Per-task rates whose mean over the task population is the base's plus `points`, without clipping:
+    a rise spread over what is left to gain, a fall over what there is to lose (a task × strategy effect
+    that stays within [0, 1])."""
+    mean = BETA[0] / sum(BETA)
+    return base + points * (1 - base) / (1 - mean) if points >= 0 else base + points * base / mean
+
+
+def simulate(rng: np.random.Generator, tasks: int, repeats: int, shifts: list[float],
+             token_ratios: list[float]) -> pd.DataFrame:
+    """One experiment: `baseline` plus one arm per (shift in points of completion, token ratio)."""
+    base = rng.beta(*BETA, tasks)
+    latent = rng.random((tasks, repeats))
+    log_tokens = 9 + rng.normal(0, TOKEN_TASK, tasks)
+    arms = [("baseline", 0.0, 1.0)] + [(f"s{i}", d, r) for i, (d, r) in enumerate(zip(shifts, token_ratios))]
+    parts = []
+    for name, points, ratio in arms:
+        u = np.where(rng.random((tasks, repeats)) < SHARED, latent, rng.random((tasks, repeats)))
+        resolved = u < _shifted(base, points)[:, None]
+        effect = 0.0 if name == "baseline" else math.log(ratio) + rng.normal(0, TOKEN_TASK_X_STRATEGY, (tasks, 1))
+        tokens = np.exp(log_tokens[:, None] + effect + rng.normal(0, TOKEN_NOISE, (tasks, repeats)))
+        parts.append(pd.DataFrame({"strategy": name, "task_id": np.repeat([f"t{t:03d}" for t in range(tasks)], repeats),
+                                   "repeat": np.tile(np.arange(repeats), tasks), "resolved": resolved.ravel(),
+                                   "total_tokens": tokens.ravel()}))
+    frame = pd.concat(parts, ignore_index=True)
+    frame["seed"] = frame["repeat"]
+    frame["failure_reason"] = np.where(frame["resolved"], None, "tests_failed")
+    frame["turns"], frame["wall_s"] = 1, 1.0
+    return frame
+
+
+class Cell:
+    """A share over simulated experiments, with its Monte-Carlo error, and the undecided apart."""
+
+    def __init__(self) -> None:
+        self.hits, self.n, self.too_few = 0, 0, 0
+
+    def add(self, hit: bool, too_few: bool = False) -> None:
+        self.n += 1
+        self.too_few += too_few
+        self.hits += hit
+
+    def __str__(self) -> str:
+        if not self.n:
+            return "–"
+        p = self.hits / self.n
+        text = f"{p:.1%} ± {math.sqrt(max(p * (1 - p), 1 / self.n) / self.n):.1%}"
+        return text + (f" ({self.too_few / self.n:.0%} too few tasks)" if self.too_few else "")
+
+
+def run_design(tasks: int, repeats: int, sims: int, rng: np.random.Generator) -> dict[str, str]:
+    cells = {k: Cell() for k in ("coverage", "false1", "false5", "ni5", "power", "arm")}
+    stated: list[float] = []
+    for _ in range(sims):
+        frame = simulate(rng, tasks, repeats, [0.0], [0.8])
+        (c,) = compare_strategies(frame, "baseline")
+        low, high = c.tokens.ci
+        cells["coverage"].add(not math.isnan(low) and low <= 0.8 <= high, math.isnan(low))
+        summary = summarize(frame, ["baseline"])[0]
+        cells["arm"].add(summary.ci_low <= BETA[0] / sum(BETA) <= summary.ci_high)
+        aa = simulate(rng, tasks, repeats, [0.0], [1.0])
+        (a,) = compare_strategies(aa, "baseline")
+        cells["false1"].add(a.tokens.verdict in ("cheaper", "dearer"), a.tokens.verdict == "too few tasks")
+        null5 = simulate(rng, tasks, repeats, [0.0] * 5, [1.0] * 5)
+        verdicts = [x.tokens.verdict for x in compare_strategies(null5, "baseline")]
+        cells["false5"].add(any(v in ("cheaper", "dearer") for v in verdicts), "too few tasks" in verdicts)
+        margin5 = simulate(rng, tasks, repeats, [-0.05] * 5, [1.0] * 5)
+        verdicts = [x.completion.verdict for x in compare_strategies(margin5, "baseline")]
+        cells["ni5"].add(any(v in ("non-inferior", "equivalent", "better") for v in verdicts))
+        one_true = simulate(rng, tasks, repeats, [0.10] + [0.0] * 4, [1.0] * 5)
+        comparisons = compare_strategies(one_true, "baseline")
+        cells["power"].add(comparisons[0].completion.verdict == "better")
+        row = plan_rows(one_true, "baseline", 0.10)[0]
+        var = row.parts.task_mean_variance(row.repeats)
+        if tasks >= 2 and not math.isnan(var) and var > 0 and not math.isinf(row.mdd):
+            stated.append(nct_power(0.10 * math.sqrt(tasks / var), tasks - 1, row.level))
+        else:
+            stated.append(0.0)
+    out = {k: str(v) for k, v in cells.items()}
+    out["power"] += f" vs {np.mean(stated):.1%} stated"
+    return out
+
+
+CHECKS = [("coverage", "token-ratio interval coverage (95 %)"),
+          ("false1", "false cheaper/dearer, one candidate (≤ 5 %)"),
+          ("false5", "any false cheaper/dearer, 5 null strategies with Holm (≤ 5 %)"),
+          ("ni5", "any false non-inferior, 5 strategies at the margin (≤ 5 %)"),
+          ("power", "power at 10 pts, one of 5 candidates, with Holm vs stated"),
+          ("arm", "per-arm completion [95 % CI] coverage of the task-population rate")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sims", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--designs", default="5x3,24x3,100x1,300x5")
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    designs = [tuple(int(x) for x in d.split("x")) for d in args.designs.split(",")]
+    results = {d: run_design(d[0], d[1], args.sims, rng) for d in designs}
+    print(f"{args.sims} simulated experiments per design\n")
+    print("| check (nominal) | " + " | ".join(f"{t} tasks × {r}" for t, r in designs) + " |")
+    print("|---|" + "---|" * len(designs))
+    for key, label in CHECKS:
+        print(f"| {label} | " + " | ".join(results[d][key] for d in designs) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""The sign-flip randomization test over tasks, with its test-inverted interval.
+
+One value per task (a task's mean pair difference, or its log token ratio). Under the null hypothesis
+that the values are symmetric around `mu` (true of an A/A comparison, where swapping the arms' labels
+of a task changes nothing), every pattern of signs of `value - mu` is as likely as the observed one:
+the p-value is the share of sign patterns whose |mean| is at least the observed one. It is exact for
+any number of tasks (all 2^T patterns up to EXACT_TASKS tasks, a seeded sample beyond), needs no
+standard error, and so stays honest when every task differs by nearly the same amount. Its interval
+holds every `mu` the test does not reject. With T tasks no p below 2 / 2^T can occur: that is the
+`smallest_p`, and a design whose smallest p cannot pass the level has too few tasks to decide.
+(Fisher 1935, §21; Pitman 1937; Good, *Permutation, Parametric and Bootstrap Tests*, 2005, ch. 3.)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+__all__ = ["EXACT_TASKS", "SAMPLED_PATTERNS", "SignFlip", "sign_flip", "smallest_p"]
+
+EXACT_TASKS = 14
+"""Up to this many tasks every sign pattern is enumerated (2^14 = 16,384)."""
+SAMPLED_PATTERNS = 9_999
+"""Beyond EXACT_TASKS, the observed pattern plus this many seeded random ones."""
+
+Alternative = Literal["two-sided", "greater", "less"]
+
+
+def smallest_p(tasks: int, alternative: Alternative = "two-sided") -> float:
+    """The smallest p-value the test can give with `tasks` tasks: 2 / 2^T two-sided, 1 / 2^T one-sided."""
+    if tasks < 1:
+        return 1.0
+    exact = (2.0 if alternative == "two-sided" else 1.0) / 2.0 ** tasks
+    return exact if tasks <= EXACT_TASKS else max(exact, 1 / (SAMPLED_PATTERNS + 1))
+
+
+def _patterns(tasks: int, seed: int) -> np.ndarray:
+    if tasks <= EXACT_TASKS:
+        return np.array(list(itertools.product((1.0, -1.0), repeat=tasks)))
+    rng = np.random.default_rng(seed)
+    sampled = rng.choice((1.0, -1.0), size=(SAMPLED_PATTERNS, tasks))
+    return np.vstack([np.ones((1, tasks)), sampled])
+
+
+@dataclass(frozen=True)
+class SignFlip:
+    """The randomization distribution of one set of per-task values."""
+
+    values: np.ndarray = field(repr=False, compare=False)
+    """One value per task."""
+    sums: np.ndarray = field(repr=False, compare=False)
+    """Σ s_i · value_i for every sign pattern s (the observed pattern first)."""
+    counts: np.ndarray = field(repr=False, compare=False)
+    """Σ s_i for every sign pattern."""
+
+    @property
+    def tasks(self) -> int:
+        return int(self.values.size)
+
+    @property
+    def estimate(self) -> float:
+        """Mean of the per-task values."""
+        return float(self.values.mean())
+
+    @property
+    def constant(self) -> bool:
+        """Every task has the same value: there is no spread to invert a test over."""
+        return bool(np.ptp(self.values) < 1e-12)
+
+    def p_value(self, mu: float = 0.0, alternative: Alternative = "two-sided") -> float:
+        """p of the hypothesis that the values are symmetric around `mu` ("greater": against a mean above
+        `mu`; "less": below)."""
+        observed = float(self.values.sum()) - mu * self.tasks
+        shifted = self.sums - mu * self.counts
+        tol = 1e-9 * max(1.0, abs(observed))
+        if alternative == "two-sided":
+            hits = np.abs(shifted) >= abs(observed) - tol
+        elif alternative == "greater":
+            hits = shifted >= observed - tol
+        else:
+            hits = shifted <= observed + tol
+        return float(np.count_nonzero(hits)) / self.sums.size
+
+    def _bound(self, inside: float, outside: float, level: float) -> float:
+        """The edge of the accepted set between `inside` (accepted) and `outside` (rejected)."""
+        for _ in range(60):
+            mid = (inside + outside) / 2
+            if self.p_value(mid) > level:
+                inside = mid
+            else:
+                outside = mid
+            if abs(outside - inside) < 1e-7 * max(1.0, abs(mid)):
+                break
+        return inside
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """Every `mu` the two-sided test does not reject at 1 − confidence; (−inf, inf) when no `mu` can be
+        rejected (too few tasks), NaN when every task has the same value."""
+        level = 1 - confidence
+        if self.constant or self.tasks == 0:
+            return math.nan, math.nan
+        if smallest_p(self.tasks) > level:
+            return -math.inf, math.inf
+        low, high = float(self.values.min()), float(self.values.max())
+        span = high - low
+        # beyond the range of the values every sign pattern of the shifted values is the same: rejected
+        below, above = low - span, high + span
+        return self._bound(self.estimate, below, level), self._bound(self.estimate, above, level)
+
+
+def sign_flip(values: np.ndarray, seed: int = 0) -> SignFlip:
+    """The sign-flip randomization distribution of per-task `values` (seeded when sampled)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return SignFlip(x, np.zeros(1), np.zeros(1))
+    patterns = _patterns(x.size, seed)
+    return SignFlip(x, patterns @ x, patterns.sum(axis=1))
