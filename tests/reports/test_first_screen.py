@@ -23,13 +23,14 @@ def _priced(runs, dollars_per_token):
 
 @pytest.fixture
 def four_arms(tmp_path: Path) -> Path:
-    """A priced real-model experiment with four strategies over 6 tasks × 3 repeats: the widest report."""
+    """A priced real-model experiment with four strategies over 8 tasks × 3 repeats (enough tasks for
+    the exact tests to decide at α/3): the widest report."""
     outcomes = [[True, True, True], [True, False, True], [True, True, False], [False, True, True],
-                [True, True, True], [False, False, True]]
+                [True, True, True], [False, False, True], [True, True, True], [True, False, True]]
     runs = _priced(grid("baseline", outcomes, tokens=2000), 1e-6)
     runs += _priced(grid("observation-masking", outcomes, tokens=1000), 1e-6)
-    runs += _priced(grid("a-strategy-with-a-long-name", [[False] * 3] * 6, tokens=2100), 2e-6)
-    runs += _priced(grid("summarizer", [[True] * 3] * 6, tokens=1900), 1e-6)
+    runs += _priced(grid("a-strategy-with-a-long-name", [[False] * 3] * 8, tokens=2100), 2e-6)
+    runs += _priced(grid("summarizer", [[True] * 3] * 8, tokens=1900), 1e-6)
     strategies = ["baseline", "observation-masking", "a-strategy-with-a-long-name", "summarizer"]
     man = manifest(strategies, model={"provider": "openai", "name": "gpt-4o-mini"}, simulated=False)
     man["pricing"] = {"input": 0.15, "cached_input": 0.075, "output": 0.6, "source": "experiment file"}

@@ -18,7 +18,7 @@ from ctxbench.reports.loading import load_results
 from ctxbench.reports.regimes import price_sheets, regime_costs, regime_verdicts
 from tests.reports.conftest import manifest, run
 
-TURNS, TASKS, REPEATS = 4, 5, 2
+TURNS, TASKS, REPEATS = 4, 8, 2
 
 
 def test_the_price_sheet_comes_from_the_price_database_with_its_batch_prices() -> None:
