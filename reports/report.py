@@ -347,13 +347,17 @@ def _csv(frame: pd.DataFrame, path: Path) -> Path:
 
 def check_reference(folder: ResultsFolder, reference: str | None) -> str:
     """The reference strategy of the comparisons: `reference` when named (it must have runs), else
-    `baseline` (the report notes when the experiment has none).
+    `baseline`, else the first arm that runs the baseline strategy (`builtin/baseline` when the arms
+    vary the agent); the report notes when the experiment has none.
 
     Raises:
         InputError: `reference` names no strategy of the folder (with "did you mean").
     """
     if reference is None:
-        return DEFAULT_REFERENCE
+        if DEFAULT_REFERENCE in folder.strategies:
+            return DEFAULT_REFERENCE
+        arms = [s.key for s in folder.manifest.strategies if s.name == DEFAULT_REFERENCE and s.key in folder.strategies]
+        return arms[0] if arms else DEFAULT_REFERENCE
     if reference not in folder.strategies:
         raise InputError(f"{folder.path}: no runs of the reference strategy {reference!r}"
                          f"{did_you_mean(reference, folder.strategies)} (strategies: {', '.join(folder.strategies)})")

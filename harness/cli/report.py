@@ -13,7 +13,7 @@ from ctxbench.harness.cli.base import Command
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--reference", default=None,
               help="Strategy the others are compared with (paired on task and repeat); it must have runs. "
-                   "[default: baseline, when the experiment has it]")
+                   "[default: baseline, else the first arm running baseline, e.g. builtin/baseline]")
 @click.option("--margin", type=click.FloatRange(min=0, max=100, min_open=True), default=5.0, show_default=True,
               help="Non-inferiority margin in points of completion rate.")
 @click.option("--price-as", "price_as", metavar="MODEL", default=None,

@@ -23,6 +23,7 @@ def test_the_report_lays_the_arms_out_by_agent_and_strategy(tmp_path):
     assert "| agent | baseline | observation_masking |" in table
     assert "| builtin | 67% · 1,000 tokens | 67% · 800 tokens, ×0.80 tokens |" in table
     assert "| mini | 67% · 2,000 tokens | 67% · 1,000 tokens, ×0.50 tokens |" in table
+    assert "Each strategy against `builtin/baseline`" in text  # the default reference where arms vary the agent
     within = table[table.index("| agent | strategy | against |"):]
     assert "| mini | observation_masking | baseline | +0.0 pts" in within and "×0.50" in within
 
