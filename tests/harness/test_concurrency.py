@@ -111,3 +111,23 @@ def test_one_worker_process_holds_several_runs_in_flight(experiment_file, tmp_pa
     assert [r.run_id for r in results] == [f"baseline/calc-median-even-length/{i}" for i in range(3)]
     assert all(r.failure_reason != "harness_error" and r.tool_calls == {"finish": 1} for r in results), \
         [r.error for r in results]
+
+
+def test_how_runs_are_executed_is_not_a_fixed_variable(experiment_file, tmp_path):
+    """max_runs, max_subprocesses and model.max_connections leave the experiment's id as it was, so a
+    folder written before they existed resumes with them set."""
+    from ctxbench.harness.runner import prepare
+
+    ids = []
+    for extra in ({}, {"max_runs": 7, "max_subprocesses": 3, "model": {"max_connections": 5}}):
+        ctx = prepare(load_config(experiment_file(**extra)), tmp_path, tmp_path / f"out{len(ids)}")
+        ids.append((ctx.experiment_id, ctx.fixed))
+    assert ids[0] == ids[1]
+
+
+def test_a_ray_task_of_an_endpoint_run_asks_for_a_share_of_a_cpu(experiment_file):
+    from ctxbench.harness.executors import ray_cpus_per_run
+
+    assert ray_cpus_per_run(load_config(experiment_file(workers=2))) == 1.0
+    endpoint = {"provider": "openai", "base_url": "http://127.0.0.1:1/v1"}
+    assert ray_cpus_per_run(load_config(experiment_file(workers=2, max_runs=64, model=endpoint))) == pytest.approx(1 / 32, abs=1e-4)  # Ray counts in 1e-4
