@@ -19,6 +19,7 @@ from ctxbench.harness.concurrency import Gauge
 from ctxbench.harness.config import ExperimentConfig
 from ctxbench.harness.errors import ExperimentAborted, InputError
 from ctxbench.harness.models.base import FatalModelError
+from ctxbench.harness.ray_holders import holders_for
 from ctxbench.harness.records import RunResult
 from ctxbench.harness.single_run import FinishedRun, RunContext, RunSpec
 from ctxbench.harness.templates import folder_owners
@@ -247,8 +248,9 @@ def check_ray(address: str | None) -> None:
 
 
 def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[FinishedRun]:
-    """Each run a Ray task, on the cluster at `ray_address` or on a local Ray runtime started here
-    with `workers` CPUs (and stopped at the end)."""
+    """On the cluster at `ray_address` or on a local Ray runtime started here with `workers` CPUs (and
+    stopped at the end): each run a task of one CPU, or, when `max_runs` is above `workers` (the
+    default for a real endpoint), actors of one CPU holding `max_runs / workers` runs each."""
     import ray
 
     workers = ctx.config.resolved_workers
@@ -264,12 +266,13 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
                                  "authentication also needs RAY_AUTH_MODE=token and its token here)") from exc
     try:
         cpus = max(workers, int(ray.cluster_resources().get("CPU", workers)))
-        per_run = ray_cpus_per_run(ctx.config)
-        in_flight = int(cpus / per_run)
-        if per_run < 1:  # I/O-bound runs: as many in flight as the endpoint takes, not 4 x the CPUs
-            in_flight = min(in_flight, ctx.config.resolved_max_connections)
-        remote_run = ray.remote(num_cpus=per_run)(run)
-        ctx_ref = ray.put(ctx)
+        actors: list = []
+        if _io_bound(ctx.config):  # actors holding many runs each, as many in flight as the endpoint takes
+            actors, submit, window = holders_for(ray, ctx, run, cpus)
+        else:  # a task of one CPU per run
+            remote_run = ray.remote(num_cpus=1)(run)
+            ctx_ref = ray.put(ctx)
+            submit, window = (lambda spec: remote_run.remote(ctx_ref, spec)), 4 * cpus
 
         def next_done(pending: list) -> tuple[FinishedRun, list]:
             ready, rest = ray.wait(pending, num_returns=1)
@@ -288,12 +291,14 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
             Ray ("Tried to complete task that was not pending") when a reply is already on its way."""
             if started:
                 return
-            for ref in pending:
+            for ref in [] if actors else pending:
                 ray.cancel(ref, force=True)
 
-        window = 4 * in_flight if per_run == 1 else in_flight
-        yield from _windowed(specs, window, lambda spec: remote_run.remote(ctx_ref, spec), next_done, cancel)
+        yield from _windowed(specs, window, submit, next_done, cancel)
     finally:
+        if not started:
+            for actor in actors:  # they hold the cluster's CPUs (and end their runs in flight)
+                ray.kill(actor)
         if started:
             ray.shutdown()
             if ctx.config.ray_address is None:
@@ -301,12 +306,9 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
                 sweep_leftovers()  # the local Ray workers ended without running their exit handlers
 
 
-def ray_cpus_per_run(config: ExperimentConfig) -> float:
-    """The CPU a Ray task (one run) asks for: 1 for the simulator (CPU-bound); for a real endpoint
-    `workers / max_runs`, so `max_runs` runs share every `workers` CPUs of the cluster."""
-    if config.model.provider == "sim" and config.max_runs is None:
-        return 1.0
-    return min(1.0, round(config.resolved_workers / config.resolved_max_runs, 4))
+def _io_bound(config: ExperimentConfig) -> bool:
+    """Runs against a real endpoint (or more runs than workers asked for): they mostly wait."""
+    return config.resolved_max_runs > config.resolved_workers
 
 
 RAY_WORKER_EXIT_S = 30.0

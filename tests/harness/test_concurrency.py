@@ -123,11 +123,3 @@ def test_how_runs_are_executed_is_not_a_fixed_variable(experiment_file, tmp_path
         ctx = prepare(load_config(experiment_file(**extra)), tmp_path, tmp_path / f"out{len(ids)}")
         ids.append((ctx.experiment_id, ctx.fixed))
     assert ids[0] == ids[1]
-
-
-def test_a_ray_task_of_an_endpoint_run_asks_for_a_share_of_a_cpu(experiment_file):
-    from ctxbench.harness.executors import ray_cpus_per_run
-
-    assert ray_cpus_per_run(load_config(experiment_file(workers=2))) == 1.0
-    endpoint = {"provider": "openai", "base_url": "http://127.0.0.1:1/v1"}
-    assert ray_cpus_per_run(load_config(experiment_file(workers=2, max_runs=64, model=endpoint))) == pytest.approx(1 / 32, abs=1e-4)  # Ray counts in 1e-4
