@@ -18,7 +18,7 @@ answered 429 for `--storm-s` seconds from `--storm-at` on; it prints both times,
 that ended in model_error and the manifest's `concurrency` (the limit's lowest value and the 429s seen).
 
 Usage: python benchmarks/in_flight.py [--latency 0.5 2] [--concurrency 8 32 128 512] [--runs-per-c 3]
-           [--inspect-kit DIR] [--inspect-env DIR] [--kit ../shared/bench/latency] [--storm]
+           [--inspect-env DIR] [--kit ../shared/bench/latency] [--storm]
 """
 
 from __future__ import annotations
@@ -173,10 +173,10 @@ def run_ctxbench(folder: Path, url: str, runs: int, c: int, workers: int) -> dic
     return figures
 
 
-def run_inspect(kit: Path | None, env: Path | None, url: str, runs: int, c: int) -> dict | None:
-    python = env / "venv" / "bin" / "python" if env else None
-    if python is None or not python.exists():
+def run_inspect(env: Path | None, url: str, runs: int, c: int) -> dict | None:
+    if env is None or not (env / "venv" / "bin" / "python").exists():
         return None
+    python = env / "venv" / "bin" / "python"
     with tempfile.TemporaryDirectory(prefix="ctxbench-in-flight-home-") as home:
         return measured([str(python), "-c", INSPECT_SCRIPT, str(runs), str(c), url],
                         {**os.environ, "HOME": home, "TIKTOKEN_CACHE_DIR": str(env / "tkcache"),
@@ -205,7 +205,7 @@ def sweep(args: argparse.Namespace) -> None:
                     ours = run_ctxbench(Path(tmp), server.url, runs, c, args.workers)
                     print(line("ctxbench", ours, server.stats(), runs, c, latency), flush=True)
                     server.reset()
-                    theirs = run_inspect(args.inspect_kit, args.inspect_env, server.url, runs, c)
+                    theirs = run_inspect(args.inspect_env, server.url, runs, c)
                     if theirs is None:
                         continue
                     print(line("inspect", theirs, server.stats(), runs, c, latency), flush=True)
@@ -242,7 +242,6 @@ def main() -> None:
     parser.add_argument("--min-runs", type=int, default=40)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="ctxbench's worker processes")
     parser.add_argument("--kit", type=Path, default=KIT, help="folder holding latency_server.py")
-    parser.add_argument("--inspect-kit", type=Path, default=os.environ.get("CTXBENCH_INSPECT_KIT"))
     parser.add_argument("--inspect-env", type=Path, default=os.environ.get("CTXBENCH_INSPECT_ENV"),
                         help="folder the Inspect kit's setup.sh built (venv/, tkcache/)")
     parser.add_argument("--storm", action="store_true", help="the 429 storm scenario (first latency and C)")
