@@ -17,8 +17,11 @@ run (its process tree, the server's excluded), and for ctxbench the ratio of its
 answered 429 for `--storm-s` seconds from `--storm-at` on; it prints both times, their ratio, the runs
 that ended in model_error and the manifest's `concurrency` (the limit's lowest value and the 429s seen).
 
+`--executor ray` runs ctxbench's side on a local Ray runtime of `--workers` CPUs (actors holding
+`C / workers` runs each) and leaves Inspect's out.
+
 Usage: python benchmarks/in_flight.py [--latency 0.5 2] [--concurrency 8 32 128 512] [--runs-per-c 3]
-           [--inspect-env DIR] [--kit ../shared/bench/latency] [--storm]
+           [--inspect-env DIR] [--kit ../shared/bench/latency] [--executor ray] [--storm]
 """
 
 from __future__ import annotations
@@ -154,7 +157,7 @@ def measured(argv: list[str], env: dict[str, str]) -> dict:
     return {"wall_s": wall, "rss_mb": peak[0], "pss_mb": peak[1], "cpu_s": cpu, "output": "".join(output)}
 
 
-def run_ctxbench(folder: Path, url: str, runs: int, c: int, workers: int) -> dict:
+def run_ctxbench(folder: Path, url: str, runs: int, c: int, workers: int, executor: str = "local") -> dict:
     taskset = folder / "taskset"
     if not taskset.exists():
         build_taskset(taskset)
@@ -162,7 +165,7 @@ def run_ctxbench(folder: Path, url: str, runs: int, c: int, workers: int) -> dic
     exp = folder / "in_flight.yaml"
     exp.write_text(yaml.safe_dump({
         "name": "in-flight", "taskset": str(taskset), "repeats": runs, "workers": workers, "max_runs": c,
-        "sandbox": "bwrap", "strategies": [{"name": "baseline"}],
+        "executor": executor, "sandbox": "bwrap", "strategies": [{"name": "baseline"}],
         "model": {"provider": "openai", "name": "latency-sim", "base_url": url, "max_connections": c}}))
     ctxbench = Path(sys.executable).with_name("ctxbench")
     figures = measured([str(ctxbench), "run", str(exp), "--output", str(out)], {**os.environ})
@@ -202,8 +205,10 @@ def sweep(args: argparse.Namespace) -> None:
                 for c in args.concurrency:
                     runs = max(args.min_runs, args.runs_per_c * c)
                     server.reset()
-                    ours = run_ctxbench(Path(tmp), server.url, runs, c, args.workers)
-                    print(line("ctxbench", ours, server.stats(), runs, c, latency), flush=True)
+                    ours = run_ctxbench(Path(tmp), server.url, runs, c, args.workers, args.executor)
+                    print(line(f"ctxbench ({args.executor})", ours, server.stats(), runs, c, latency), flush=True)
+                    if args.executor == "ray":
+                        continue
                     server.reset()
                     theirs = run_inspect(args.inspect_env, server.url, runs, c)
                     if theirs is None:
@@ -244,6 +249,8 @@ def main() -> None:
     parser.add_argument("--kit", type=Path, default=KIT, help="folder holding latency_server.py")
     parser.add_argument("--inspect-env", type=Path, default=os.environ.get("CTXBENCH_INSPECT_ENV"),
                         help="folder the Inspect kit's setup.sh built (venv/, tkcache/)")
+    parser.add_argument("--executor", choices=["local", "ray"], default="local",
+                        help="ray: a local Ray runtime of --workers CPUs (Inspect's side is left out)")
     parser.add_argument("--storm", action="store_true", help="the 429 storm scenario (first latency and C)")
     parser.add_argument("--storm-at", type=float, default=20.0)
     parser.add_argument("--storm-s", type=float, default=60.0)
