@@ -9,7 +9,9 @@ one after the other on it:
 - Inspect AI, where its peer kit is set up: its `openai` provider, react with `bash`, `max_connections`
   = `max_samples` = C, the same number of samples.
 
-Each side prints: runs per second, efficiency (runs per second ÷ C / (2 calls × latency)), the peak of
+Each side prints: runs per second, efficiency (runs per second ÷ C / (2 calls × latency); and the same
+from the first call to the last reply the server saw, `efficiency_while_calling`, which leaves each
+side's start-up out), the peak of
 calls in flight the server saw, the peak resident and proportional memory of its process tree, CPU per
 run (its process tree, the server's excluded), and for ctxbench the ratio of its throughput to Inspect's.
 
@@ -189,7 +191,10 @@ def run_inspect(env: Path | None, url: str, runs: int, c: int) -> dict | None:
 def line(side: str, figures: dict, stats: dict, runs: int, c: int, latency: float) -> str:
     rate = runs / figures["wall_s"]
     efficiency = rate / (c / (2 * latency))
+    span = stats["chat_span_s"]  # first call to last reply: the start-up (imports, checks) left out
+    steady = (runs / span) / (c / (2 * latency)) if span else 0.0
     return (f"{side}: latency={latency} C={c} runs={runs} runs_per_s={rate:.2f} efficiency={efficiency:.2f} "
+            f"efficiency_while_calling={steady:.2f} "
             f"peak_in_flight={stats['peak_in_flight']} rss_mb={figures['rss_mb']:.0f} pss_mb={figures['pss_mb']:.0f} "
             f"cpu_ms_per_run={1000 * figures['cpu_s'] / runs:.0f}")
 
