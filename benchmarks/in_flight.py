@@ -170,7 +170,7 @@ def run_ctxbench(folder: Path, url: str, runs: int, c: int, workers: int, execut
         "executor": executor, "sandbox": "bwrap", "strategies": [{"name": "baseline"}],
         "model": {"provider": "openai", "name": "latency-sim", "base_url": url, "max_connections": c}}))
     ctxbench = Path(sys.executable).with_name("ctxbench")
-    figures = measured([str(ctxbench), "run", str(exp), "--output", str(out)], {**os.environ})
+    figures = measured([str(ctxbench), "run", str(exp), "--output", str(out), "--no-report"], {**os.environ})
     records = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert len(records) == runs, (len(records), figures["output"][-2000:])
     figures["model_errors"] = sum(r["failure_reason"] == "model_error" for r in records)
