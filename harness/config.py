@@ -20,6 +20,9 @@ __all__ = ["ExperimentConfig", "ModelConfig", "Pricing", "SimParams", "Limits", 
            "load_config", "select_strategies", "config_hash",
            "DEFAULT_SYSTEM_PROMPT"]
 
+DEFAULT_RUNS_IN_FLIGHT = 32
+"""Runs in flight against a real endpoint when `max_runs` is not set."""
+
 DEFAULT_SYSTEM_PROMPT = """You are a careful software engineer fixing a bug in a repository.
 Use the tools to run the tests, search the code, read files and edit them. Make the smallest
 change that fixes the reported problem, run the tests to check it, then call `finish`."""
@@ -91,6 +94,7 @@ class ModelConfig(_Strict):
     tokenizer: str = Field("cl100k_base", description="tiktoken encoding used for every count.")
     retry_budget_s: float = Field(300.0, ge=0, description="How long a failing request is retried (rate limits, 5xx, timeouts, unreadable replies) before its run ends as `model_error`.")
     request_timeout_s: float = Field(120.0, gt=0)
+    max_connections: int | None = Field(None, ge=1, description="Most model calls in flight to the endpoint (the ceiling of its adaptive limit); default `max_runs`.")
     sim: SimParams = Field(default_factory=SimParams)
     pricing: Pricing | None = Field(None, description="Prices for cost_usd; default: looked up by `name` in genai-prices.")
 
@@ -137,7 +141,9 @@ class ExperimentConfig(_Strict):
     limits: Limits = Field(default_factory=Limits)
     system_prompt: str | None = None
     system_prompt_file: str | None = None
-    workers: int | None = Field(None, ge=1, description="Parallel runs; default the number of cores.")
+    workers: int | None = Field(None, ge=1, description="Worker processes (the CPU work: tests, tools); default the number of cores.")
+    max_runs: int | None = Field(None, ge=1, description="Runs in flight, spread over the workers as threads; default `workers` for `provider: sim` (CPU-bound), 32 otherwise.")
+    max_subprocesses: int | None = Field(None, ge=1, description="Test and tool subprocesses at once; default 2 per core.")
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(None, description="Existing Ray cluster to join; default a local one.")
     sandbox: Literal["bwrap", "none"] = Field("bwrap", description="How test commands are contained.")
@@ -182,6 +188,20 @@ class ExperimentConfig(_Strict):
     @property
     def resolved_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
+
+    @property
+    def resolved_max_runs(self) -> int:
+        if self.max_runs is not None:
+            return self.max_runs
+        return self.resolved_workers if self.model.provider == "sim" else max(DEFAULT_RUNS_IN_FLIGHT, self.resolved_workers)
+
+    @property
+    def resolved_max_connections(self) -> int:
+        return self.model.max_connections or self.resolved_max_runs
+
+    @property
+    def resolved_max_subprocesses(self) -> int:
+        return self.max_subprocesses or 2 * (os.cpu_count() or 1)
 
 
 def _cross_problems(strategies: list[dict[str, Any]], system_prompt: Any,

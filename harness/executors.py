@@ -4,32 +4,33 @@ completion order; the caller is the one writer of runs.jsonl."""
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import shutil
-import signal
 import socket
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from ctxbench.harness import concurrency
+from ctxbench.harness.concurrency import Gauge
+from ctxbench.harness.config import ExperimentConfig
 from ctxbench.harness.errors import ExperimentAborted, InputError
 from ctxbench.harness.models.base import FatalModelError
+from ctxbench.harness.ray_holders import holders_for
 from ctxbench.harness.records import RunResult
-from ctxbench.harness.sandbox import die_with_parent
 from ctxbench.harness.single_run import FinishedRun, RunContext, RunSpec
 from ctxbench.harness.templates import folder_owners
+from ctxbench.harness.worker_pool import ExecutorFailed, threaded_pool
 from ctxbench.harness.workspace import sweep_leftovers
 
 RunFunction = Callable[[RunContext, RunSpec], FinishedRun]
 """What executes one run where the executor puts it (ctxbench.harness.single_run.run_one)."""
 
-__all__ = ["execute", "Progress", "ProgressCounts", "progress_line", "shorten_middle"]
+__all__ = ["execute", "runs_in_flight", "ExecutorFailed", "Progress", "ProgressCounts", "progress_line",
+           "shorten_middle"]
 
 
 class Progress:
@@ -52,6 +53,17 @@ class Progress:
         self.start = time.monotonic()
         self.every_s = every_s
         self.last_print: float | None = None
+        self.gauges: dict[str, Gauge] = {}
+        """Endpoint -> its limit of model calls in flight, summed over the worker processes."""
+
+    def set_gauges(self, gauges: dict[str, Gauge]) -> None:
+        self.gauges = gauges
+
+    def limit_text(self) -> str:
+        """`calls 48/64`: the current limit of model calls in flight and its ceiling ("" for the simulator)."""
+        if not self.gauges:
+            return ""
+        return "calls " + ", ".join(f"{g.limit}/{g.ceiling}" for g in self.gauges.values())
 
     def update(self, result: RunResult) -> None:
         self.done += 1
@@ -61,7 +73,7 @@ class Progress:
         elapsed = now - self.start
         rate = self.finished_now / elapsed if elapsed > 0 else 0
         eta = (self.total - self.done) / rate if rate else 0
-        counts = ProgressCounts(self.done, self.total, self.resolved, self.finished_now, _fmt(eta))
+        counts = ProgressCounts(self.done, self.total, self.resolved, self.finished_now, _fmt(eta), self.limit_text())
         outcome = "ok" if result.resolved else str(result.failure_reason)
         if self.tty:
             self.stream.write("\r\x1b[2K" + progress_line(counts, result.run_id, outcome, self._width()))
@@ -89,6 +101,8 @@ class ProgressCounts:
     finished: int
     """Runs finished by this process (a resumed experiment's earlier runs are not counted)."""
     eta: str
+    limit: str = ""
+    """The limit of model calls in flight (`calls 48/64`), "" when there is none to show."""
 
 
 def shorten_middle(text: str, width: int) -> str:
@@ -107,6 +121,8 @@ def progress_line(c: ProgressCounts, run_id: str, outcome: str, width: int | Non
     the words around it go; the outcome stays visible down to a very narrow terminal."""
     pct = f"{100 * c.resolved / c.finished:.0f}%" if c.finished else "-"
     full_head = f"[{c.done}/{c.total}] resolved {c.resolved}/{c.finished} ({pct}) ETA {c.eta}"
+    if c.limit:
+        full_head += f" {c.limit}"
     if width is None:
         return f"{full_head}  last: {run_id} {outcome}"
     room = width - 1
@@ -127,20 +143,24 @@ def _fmt(seconds: float) -> str:
 
 
 def execute(ctx: RunContext, specs: list[RunSpec], run: RunFunction, progress: Any = None, already_done: int = 0,
-            total: int | None = None) -> Iterator[FinishedRun]:
-    """Run `specs` with `run`, yielding each finished run as it completes.
+            total: int | None = None, on_gauges: Callable[[dict[str, Gauge]], None] | None = None) -> Iterator[FinishedRun]:
+    """Run `specs` with `run`, yielding each finished run as it completes; `on_gauges` (and the progress
+    line) get the endpoints' limits of model calls in flight as they change.
 
     Raises:
         ExperimentAborted: a fatal provider error, or a process running the runs died.
     """
     if progress is None:
         progress = Progress(total or len(specs), already_done)
-    if ctx.config.executor == "ray":
+    config = ctx.config
+    processes, threads = runs_in_flight(config, len(specs))
+    on_gauges = _both(getattr(progress, "set_gauges", None) if progress else None, on_gauges)
+    if config.executor == "ray":
         source = _ray(ctx, specs, run)
-    elif ctx.config.resolved_workers == 1 or len(specs) <= 1:
-        source = (run(ctx, spec) for spec in specs)
+    elif processes * threads == 1:
+        source = _in_process(ctx, specs, run, on_gauges)
     else:
-        source = _pool(ctx, specs, run, ctx.config.resolved_workers)
+        source = threaded_pool(ctx, specs, run, processes, threads, on_gauges)
     try:
         for finished in source:
             if progress:
@@ -152,26 +172,35 @@ def execute(ctx: RunContext, specs: list[RunSpec], run: RunFunction, progress: A
         raise ExperimentAborted(f"{exc}; the runs recorded so far are kept, --resume runs the rest") from exc
 
 
-class ExecutorFailed(ExperimentAborted):
-    """Runs cannot go on: a process running them died (killed by the system, e.g. for memory), or the
-    Ray cluster cannot be joined."""
+def _both(*callbacks: Callable[[dict[str, Gauge]], None] | None) -> Callable[[dict[str, Gauge]], None] | None:
+    given = [c for c in callbacks if c is not None]
+    if not given:
+        return None
+
+    def each(gauges: dict[str, Gauge]) -> None:
+        for callback in given:
+            callback(gauges)
+    return each
 
 
-_CTX: RunContext | None = None
-_RUN: RunFunction | None = None
+def runs_in_flight(config: ExperimentConfig, runs: int) -> tuple[int, int]:
+    """(worker processes, runs in flight in each) for `runs` runs: `max_runs` spread over at most
+    `workers` processes."""
+    in_flight = max(1, min(config.resolved_max_runs, runs))
+    processes = min(config.resolved_workers, in_flight)
+    return processes, -(-in_flight // processes)
 
 
-def _init_worker(ctx: RunContext, run: RunFunction, runner_pid: int) -> None:
-    global _CTX, _RUN
-    _CTX, _RUN = ctx, run
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the runner's SIGTERM handler is not the worker's: it ends
-    die_with_parent(runner_pid)  # a worker never outlives the runner, even one killed by SIGKILL
-
-
-def _worker(spec: RunSpec) -> FinishedRun:
-    assert _CTX is not None and _RUN is not None, "worker not initialised"
-    return _RUN(_CTX, spec)
+def _in_process(ctx: RunContext, specs: list[RunSpec], run: RunFunction,
+                on_gauges: Callable[[dict[str, Gauge]], None] | None) -> Iterator[FinishedRun]:
+    """One run at a time, here."""
+    config = ctx.config
+    concurrency.configure(1, config.max_subprocesses, config.resolved_max_connections)
+    for spec in specs:
+        finished = run(ctx, spec)
+        if on_gauges is not None:
+            on_gauges(concurrency.snapshot())
+        yield finished
 
 
 def _windowed(specs: list[RunSpec], window: int, submit: Callable[[RunSpec], Any],
@@ -193,28 +222,6 @@ def _windowed(specs: list[RunSpec], window: int, submit: Callable[[RunSpec], Any
     except BaseException:
         cancel(pending)
         raise
-
-
-def _pool(ctx: RunContext, specs: list[RunSpec], run: RunFunction, workers: int) -> Iterator[FinishedRun]:
-    """Forked worker processes: they inherit the context and the prebuilt templates."""
-    mp = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
-                             initargs=(ctx, run, os.getpid())) as pool:
-        def next_done(pending: list[Future]) -> tuple[FinishedRun, list[Future]]:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            first = next(f for f in pending if f in finished)
-            try:
-                return first.result(), [f for f in pending if f is not first]
-            except BrokenProcessPool as exc:
-                raise ExecutorFailed(f"a worker process died ({exc})") from exc
-
-        def cancel(pending: list[Future]) -> None:
-            """Stop now: runs in flight are abandoned (they are not recorded; --resume runs them).
-            The pool then fails the pending futures itself; cancelling them too trips Python 3.11."""
-            for process in list(getattr(pool, "_processes", {}).values()):  # no public handle before 3.14
-                process.terminate()
-
-        yield from _windowed(specs, 4 * workers, lambda spec: pool.submit(_worker, spec), next_done, cancel)
 
 
 def check_ray(address: str | None) -> None:
@@ -241,8 +248,9 @@ def check_ray(address: str | None) -> None:
 
 
 def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[FinishedRun]:
-    """Each run a Ray task, on the cluster at `ray_address` or on a local Ray runtime started here
-    with `workers` CPUs (and stopped at the end)."""
+    """On the cluster at `ray_address` or on a local Ray runtime started here with `workers` CPUs (and
+    stopped at the end): each run a task of one CPU, or, when `max_runs` is above `workers` (the
+    default for a real endpoint), actors of one CPU holding `max_runs / workers` runs each."""
     import ray
 
     workers = ctx.config.resolved_workers
@@ -257,9 +265,14 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
             raise ExecutorFailed(f"cannot join the Ray cluster at {address}: {exc} (a cluster with token "
                                  "authentication also needs RAY_AUTH_MODE=token and its token here)") from exc
     try:
-        slots = max(workers, int(ray.cluster_resources().get("CPU", workers)))
-        remote_run = ray.remote(num_cpus=1)(run)
-        ctx_ref = ray.put(ctx)
+        cpus = max(workers, int(ray.cluster_resources().get("CPU", workers)))
+        actors: list = []
+        if _io_bound(ctx.config):  # actors holding many runs each, as many in flight as the endpoint takes
+            actors, submit, window = holders_for(ray, ctx, run, cpus)
+        else:  # a task of one CPU per run
+            remote_run = ray.remote(num_cpus=1)(run)
+            ctx_ref = ray.put(ctx)
+            submit, window = (lambda spec: remote_run.remote(ctx_ref, spec)), 4 * cpus
 
         def next_done(pending: list) -> tuple[FinishedRun, list]:
             ready, rest = ray.wait(pending, num_returns=1)
@@ -278,16 +291,24 @@ def _ray(ctx: RunContext, specs: list[RunSpec], run: RunFunction) -> Iterator[Fi
             Ray ("Tried to complete task that was not pending") when a reply is already on its way."""
             if started:
                 return
-            for ref in pending:
+            for ref in [] if actors else pending:
                 ray.cancel(ref, force=True)
 
-        yield from _windowed(specs, 4 * slots, lambda spec: remote_run.remote(ctx_ref, spec), next_done, cancel)
+        yield from _windowed(specs, window, submit, next_done, cancel)
     finally:
+        if not started:
+            for actor in actors:  # they hold the cluster's CPUs (and end their runs in flight)
+                ray.kill(actor)
         if started:
             ray.shutdown()
             if ctx.config.ray_address is None:
                 _await_local_ray_workers()
                 sweep_leftovers()  # the local Ray workers ended without running their exit handlers
+
+
+def _io_bound(config: ExperimentConfig) -> bool:
+    """Runs against a real endpoint (or more runs than workers asked for): they mostly wait."""
+    return config.resolved_max_runs > config.resolved_workers
 
 
 RAY_WORKER_EXIT_S = 30.0

@@ -17,6 +17,7 @@ from ctxbench.harness.agent_setup import agent_fixed_variable, resolve_agents
 from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, resolve_experiment_path
 from ctxbench.harness.context import ContextOverflow
 from ctxbench.harness.errors import ExperimentAborted, InputError, validation_problems
+from ctxbench.harness.concurrency import Gauge
 from ctxbench.harness.executors import check_ray, execute
 from ctxbench.harness.folderlock import FolderLock
 from ctxbench.harness.models.openai_provider import preflight as check_endpoint
@@ -58,7 +59,7 @@ def plan_runs(config: ExperimentConfig, taskset: Taskset) -> list[RunSpec]:
 
 def fixed_variables(config: ExperimentConfig, taskset: Taskset, system_prompt: str) -> dict[str, str]:
     """Hashes of what must not differ between runs that are compared."""
-    model = config.model.model_dump(exclude={"pricing"})  # prices change the cost, not the runs
+    model = config.model.model_dump(exclude={"pricing", "max_connections"})  # prices change the cost, not the runs
     return {
         "model": config_hash(model),
         "taskset": taskset_hash(taskset),
@@ -75,7 +76,7 @@ def experiment_hash(config: ExperimentConfig, fixed: dict[str, str]) -> str:
     Two experiments with other strategies or repeats get different ids even when their fixed variables
     (`fixed_id`) agree.
     """
-    resolved = {k: v for k, v in config.as_record().items() if k not in _NOT_FIXED}
+    resolved = _fixed_config(config.as_record())
     return config_hash({"name": config.name, "config": resolved, "taskset": fixed.get("taskset")})[:16]
 
 
@@ -216,8 +217,16 @@ def manifest_for(ctx: RunContext) -> Manifest:
     )
 
 
-_NOT_FIXED = ("workers", "executor", "ray_address", "output_dir")
-"""Config keys that may change between a run and its resume."""
+_NOT_FIXED = ("workers", "max_runs", "max_subprocesses", "executor", "ray_address", "output_dir")
+"""Config keys that may change between a run and its resume (with `model.max_connections`)."""
+
+
+def _fixed_config(record: dict[str, Any]) -> dict[str, Any]:
+    """A config record without what only says how the runs are executed."""
+    fixed = {k: v for k, v in record.items() if k not in _NOT_FIXED}
+    if isinstance(fixed.get("model"), dict):
+        fixed["model"] = {k: v for k, v in fixed["model"].items() if k != "max_connections"}
+    return fixed
 
 
 def _check_resume(output_dir: Path, manifest: Manifest) -> None:
@@ -225,8 +234,7 @@ def _check_resume(output_dir: Path, manifest: Manifest) -> None:
     diffs = [k for k in sorted(set(old.fixed) | set(manifest.fixed)) if old.fixed.get(k) != manifest.fixed.get(k)]
     if old.strategies != manifest.strategies:
         diffs.append("strategies")
-    a = {k: v for k, v in old.config.items() if k not in _NOT_FIXED}
-    b = {k: v for k, v in manifest.config.items() if k not in _NOT_FIXED}
+    a, b = _fixed_config(old.config), _fixed_config(manifest.config)
     if a != b and not diffs:
         diffs.append("config (" + ", ".join(sorted(k for k in a if a.get(k) != b.get(k))) + ")")
     if diffs:
@@ -299,13 +307,15 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
         writer.write(result)
 
     breaker = _Breaker(max(BREAKER_WINDOW_S, 3 * ctx.config.model.retry_budget_s))
+    gauges = _ManifestGauges(out / "manifest.json")
     try:
-        for run in execute(ctx, todo, run_one, progress, already_done=len(done), total=len(specs)):
+        for run in execute(ctx, todo, run_one, progress, already_done=len(done), total=len(specs), on_gauges=gauges):
             record(run)
             if run.result.failure_reason == "model_error":
                 breaker.trip_on(run.result)
     finally:
         writer.close()
+        gauges.write()
         remove_templates()
     results = read_results(runs_path)
     order = {s.run_id: i for i, s in enumerate(specs)}
@@ -316,6 +326,32 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
         raise ExperimentAborted(f"{len(cut_short)} runs ended in model_error (last: {_one_line(cut_short[-1].error)}); "
                                 "they are recorded as unfinished and --resume runs them again")
     return results
+
+
+class _ManifestGauges:
+    """Keeps the manifest's `concurrency` (the endpoints' limits of model calls in flight) current:
+    rewritten at most every GAUGE_WRITE_S seconds while the runs go on, and when they end."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.gauges: dict[str, Gauge] = {}
+        self.written = time.monotonic()
+
+    def __call__(self, gauges: dict[str, Gauge]) -> None:
+        self.gauges = gauges
+        if time.monotonic() - self.written >= GAUGE_WRITE_S:
+            self.write()
+
+    def write(self) -> None:
+        if not self.gauges:
+            return
+        self.written = time.monotonic()
+        manifest = read_manifest(self.path.parent, "cannot update")
+        manifest.concurrency = {endpoint: g.as_dict() for endpoint, g in self.gauges.items()}
+        _atomic_write(self.path, manifest.model_dump_json(indent=2))
+
+
+GAUGE_WRITE_S = 5.0
 
 
 class _Breaker:

@@ -146,6 +146,9 @@ class Manifest(_Record):
     pricing: dict[str, Any] | None = Field(None, description="$ per million tokens (input, cached_input, output) "
                                                              "and their source.")
     runs_planned: int = Field(0, description="strategies x tasks x repeats.")
+    concurrency: dict[str, Any] | None = Field(None, description="Endpoint -> its model calls in flight: `limit` "
+                                               "(now), `ceiling`, `lowest`, `peak_in_flight`, `throttled` (429/503 "
+                                               "answers); updated while the experiment runs.")
 
     @property
     def strategy_labels(self) -> list[str]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, cast
 
+from ctxbench.harness.concurrency import subprocess_slot
 from ctxbench.harness.docker_env import acquire_slot, exec_in, remove_container, run_once, start_container
 from ctxbench.harness.evaluation import Evaluation, TestOutcome, parse_junit
 from ctxbench.harness.gitcmd import GitError, git
@@ -171,8 +172,9 @@ class Workspace:
         argv = self.command(test_ids)
         if junit is not None:
             argv.append(f"--junitxml={junit}")
-        return run_contained(argv, self.root, timeout_s, test_env_vars(self.root), self.sandbox, self.output_cap,
-                             writable=self._scratch)
+        with subprocess_slot():  # runs in flight share the cores: tests wait for a slot
+            return run_contained(argv, self.root, timeout_s, test_env_vars(self.root), self.sandbox, self.output_cap,
+                                 writable=self._scratch)
 
     def evaluate(self, timeout_s: float) -> Evaluation:
         """Evaluate what the patch holds: drop ignored files the patch cannot carry, reset the files

@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "ctxbench.harness.results_folder", "ctxbench.harness.unidiff",
                  "ctxbench.harness.shell_reading", "ctxbench.harness.chat_history",
                  "ctxbench.harness.redact", "ctxbench.harness.placeholders", "ctxbench.harness.summaries",
-                 "ctxbench.harness.agent_config", "ctxbench.harness.relay")),
+                 "ctxbench.harness.agent_config", "ctxbench.harness.relay", "ctxbench.harness.concurrency")),
     ("strategies, models, tools", ("ctxbench.strategies", "ctxbench.strategies.", "ctxbench.harness.models",
                                    "ctxbench.harness.models.", "ctxbench.harness.tools",
                                    "ctxbench.harness.sandbox", "ctxbench.harness.sandbox.", "ctxbench.harness.workspace",
@@ -36,7 +36,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                        "ctxbench.harness.executors", "ctxbench.harness.runner",
                                        "ctxbench.harness.validate", "ctxbench.harness.serve_sim",
                                        "ctxbench.harness.gateway", "ctxbench.harness.agent_route",
-                                       "ctxbench.harness.external_agent", "ctxbench.harness.agent_setup")),
+                                       "ctxbench.harness.external_agent", "ctxbench.harness.agent_setup",
+                                       "ctxbench.harness.worker_pool", "ctxbench.harness.ray_holders")),
     ("reports", ("ctxbench.reports", "ctxbench.reports.")),
     ("CLI and nightly", ("ctxbench.harness.cli", "ctxbench.harness.cli.", "ctxbench.harness.nightly")),
 ]

@@ -42,6 +42,8 @@ class TransientModelError(ModelError):
 
     retry_after: float = 0.0
     """Seconds the endpoint asked to wait (`Retry-After`), 0 when it did not say."""
+    throttled: bool = False
+    """The endpoint refused for load (429, 503): its limit of calls in flight shrinks."""
 
 
 class UnreadableReply(TransientModelError):

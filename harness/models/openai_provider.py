@@ -25,9 +25,11 @@ import json
 import os
 import random
 import re
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ctxbench.harness.concurrency import endpoint_limit
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
 from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
@@ -52,6 +54,8 @@ PREFLIGHT_TIMEOUT_S = 5.0
 """How long the check before a run waits for the endpoint (connect and reply), without retries."""
 
 _RETRIED_STATUS = {408, 409, 429}
+_THROTTLED_STATUS = {429, 503}
+"""Statuses that lower the endpoint's limit of calls in flight (ctxbench.harness.concurrency)."""
 _CONTEXT_MESSAGE = re.compile(
     r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|"
     r"exceeds? the (available )?context|input is too long", re.I)
@@ -88,34 +92,45 @@ class OpenAIModel:
         if tools:
             request["tools"] = tools
         attempt, failing_since = 0, None
+        gate = endpoint_limit(c.base_url or "api.openai.com", c.max_connections)
         while True:
             started = time.monotonic()
-            try:
-                completion = self._attempt(request, messages)
-            except TransientModelError as error:
-                failing_since = started if failing_since is None else failing_since
-                failing = time.monotonic() - failing_since
-                left = c.retry_budget_s - failing
-                if left <= 0:
-                    raise TransientModelError(f"{error} (still failing after {failing:.1f} s and {attempt + 1} "
-                                              f"attempts; model.retry_budget_s is {c.retry_budget_s:g} s)") from None
-                time.sleep(min(left, MAX_DELAY_S, max(error.retry_after, _backoff(attempt))))
-                attempt += 1
-                continue
-            retried = 0.0 if failing_since is None else started - failing_since
-            return dataclasses.replace(completion, retried_s=round(retried, 3))
+            with gate.call() as slot:  # released before a retry's wait: a waiting call holds no slot
+                try:
+                    completion = self._attempt(request, messages)
+                    slot.outcome = "answered"
+                except TransientModelError as exc:
+                    slot.outcome = "throttled" if exc.throttled else "failed"
+                    error: TransientModelError | None = exc
+                else:
+                    error = None
+            if error is None:
+                retried = 0.0 if failing_since is None else started - failing_since
+                return dataclasses.replace(completion, retried_s=round(retried, 3))
+            failing_since = started if failing_since is None else failing_since
+            failing = time.monotonic() - failing_since
+            left = c.retry_budget_s - failing
+            if left <= 0:
+                raise TransientModelError(f"{error} (still failing after {failing:.1f} s and {attempt + 1} "
+                                          f"attempts; model.retry_budget_s is {c.retry_budget_s:g} s)") from None
+            time.sleep(min(left, MAX_DELAY_S, max(error.retry_after, _backoff(attempt))))
+            attempt += 1
 
     def _attempt(self, request: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:
         """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
         import openai  # an optional extra: imported when a request is made
+        from openai.types.chat import ChatCompletion
 
         where = self.config.base_url or "api.openai.com"
         try:
-            response = self._client.chat.completions.create(**request)
+            # the request as it is: `chat.completions.create` would first walk every message and tool
+            # schema against its parameter types (~10 ms of CPU a call, most of a trivial run's)
+            response = self._client.post("/chat/completions", body=request, cast_to=ChatCompletion)
         except openai.APIStatusError as exc:
             error = _status_error(exc, self.config)
             if isinstance(error, TransientModelError):
                 error.retry_after = _retry_after(exc)
+                error.throttled = exc.status_code in _THROTTLED_STATUS
             raise error from None
         except openai.APIConnectionError as exc:  # includes APITimeoutError
             kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
@@ -157,7 +172,9 @@ class OpenAIModel:
 
 
 def _client(config: ModelConfig) -> openai.OpenAI:
-    """The official client for `config`'s endpoint, without its own retries (ours are time-bounded).
+    """The official client for `config`'s endpoint, without its own retries (ours are time-bounded):
+    one per endpoint, key and timeout in a process, shared by its runs in flight (threads), so its
+    connections are kept alive from run to run.
 
     Raises:
         FatalModelError: the variable named by `api_key_env` is not set.
@@ -169,9 +186,29 @@ def _client(config: ModelConfig) -> openai.OpenAI:
             raise FatalModelError(f"model.api_key_env: environment variable {config.api_key_env} is not set")
     else:
         key = NO_KEY
+    which = (os.getpid(), config.base_url, key, config.request_timeout_s)  # a forked child builds its own
+    with _CLIENTS_LOCK:
+        if which not in _CLIENTS:
+            _CLIENTS.clear()  # another process's (before a fork) or another key's: not used again here
+            _CLIENTS[which] = _new_client(config, key)
+        return _CLIENTS[which]
+
+
+_CLIENTS: dict[tuple[int, str | None, str, float], openai.OpenAI] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _new_client(config: ModelConfig, key: str) -> openai.OpenAI:
     import openai  # an optional extra
 
-    return openai.OpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=config.request_timeout_s)
+    from openai._constants import DEFAULT_CONNECTION_LIMITS
+
+    # the client's HTTP library's Limits, with every connection kept alive (the default keeps 100):
+    # hundreds of runs in flight would otherwise open a connection per call
+    pool = DEFAULT_CONNECTION_LIMITS.max_connections
+    limits = type(DEFAULT_CONNECTION_LIMITS)(max_connections=pool, max_keepalive_connections=pool)
+    return openai.OpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=config.request_timeout_s,
+                         http_client=openai.DefaultHttpxClient(limits=limits))
 
 
 def preflight(config: ModelConfig) -> None:

@@ -50,13 +50,14 @@ def local_run(tmp_path_factory):
     return exp, folder / "local"
 
 
-def test_ray_executor_matches_local_executor(local_run, tmp_path, monkeypatch, one_ray_at_a_time):
+@pytest.mark.parametrize("in_flight", [[], ["--set", "max_runs=4"]], ids=["task per run", "actors of 2 runs"])
+def test_ray_executor_matches_local_executor(local_run, tmp_path, monkeypatch, one_ray_at_a_time, in_flight):
     exp, local_out = local_run
     work = tmp_path / "work"
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(work))
     outputs = {"local": local_out, "ray": tmp_path / "ray"}
     result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(outputs["ray"]), "--no-report",
-                                      "--set", "executor=ray"])
+                                      "--set", "executor=ray", *in_flight])
     assert result.exit_code == 0, result.output
     local, ray = stable(outputs["local"] / "runs.jsonl"), stable(outputs["ray"] / "runs.jsonl")
     assert len(local) == RUNS and len({r["run_id"] for r in ray}) == RUNS

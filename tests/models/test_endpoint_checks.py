@@ -74,7 +74,8 @@ def test_model_errors_trip_the_breaker_and_resume_runs_them_again(tmp_path, scri
     down = [True]
     finish = (200, chat_reply("Done.", [("finish", "{}")]))
     server = scripted_endpoint(lambda i, body: (503, api_error("upstream overloaded", "server_error")) if down[0] else finish)
-    proc = run(tmp_path, *via(server.url), "model.retry_budget_s=0", "workers=1", "repeats=2")
+    # one run in flight at a time (max_runs=1), so the runs after the breaker trips send no request
+    proc = run(tmp_path, *via(server.url), "model.retry_budget_s=0", "workers=1", "max_runs=1", "repeats=2")
     assert proc.returncode == 3, proc.stderr
     line = one_error_line(proc)
     out = (tmp_path / "out").resolve()
@@ -84,7 +85,7 @@ def test_model_errors_trip_the_breaker_and_resume_runs_them_again(tmp_path, scri
     assert [r["failure_reason"] for r in runs(out).values()] == ["model_error"] * 3
 
     down[0] = False
-    resumed = run(tmp_path, *via(server.url), "model.retry_budget_s=0", "workers=1", "repeats=2", flags=("--resume",))
+    resumed = run(tmp_path, *via(server.url), "model.retry_budget_s=0", "workers=1", "max_runs=1", "repeats=2", flags=("--resume",))
     assert resumed.returncode == 0, resumed.stderr
     assert "3 runs that ended in model_error run again" in resumed.stderr
     assert sorted(r["failure_reason"] for r in runs(out).values()) == ["no_edit"] * 10
@@ -100,7 +101,7 @@ def test_the_breaker_counts_model_errors_in_a_window_not_in_a_row(tmp_path, scri
         return DOWN if len(starts) % 2 else (200, chat_reply("Done.", [("finish", "{}")]))
 
     server = scripted_endpoint(script)
-    proc = run(tmp_path, *via(server.url), "model.retry_budget_s=0", "workers=1", "repeats=2")
+    proc = run(tmp_path, *via(server.url), "model.retry_budget_s=0", "workers=1", "max_runs=1", "repeats=2")
     assert proc.returncode == 3 and "3 runs ended in model_error within 10 min" in one_error_line(proc)
     recorded = [r["failure_reason"] for r in runs(tmp_path / "out").values()]
     assert recorded == ["model_error", "no_edit", "model_error", "no_edit", "model_error"]
@@ -116,7 +117,7 @@ def test_model_errors_that_do_not_trip_the_breaker_still_fail_the_command(tmp_pa
         return DOWN if len(starts) == 4 else (200, chat_reply("Done.", [("finish", "{}")]))
 
     server = scripted_endpoint(script)
-    proc = run(tmp_path, *via(server.url), "model.retry_budget_s=0", "workers=1", "repeats=2")
+    proc = run(tmp_path, *via(server.url), "model.retry_budget_s=0", "workers=1", "max_runs=1", "repeats=2")
     assert proc.returncode == 3, proc.stderr
     line = one_error_line(proc)
     assert "1 runs ended in model_error" in line and "--resume runs them again" in line and "10 runs are recorded" in line

@@ -59,7 +59,7 @@ def test_an_authentication_error_stops_the_experiment(tmp_path, scripted_endpoin
         request.getfixturevalue("one_ray_at_a_time")
     server = scripted_endpoint([(401, api_error("Incorrect API key provided.", code="invalid_api_key"))])
     proc = subprocess.run(cli("run", str(SMOKE), "--output", str(tmp_path / "out"), "--no-report", "--repeats", "6",
-                              "--workers", "2", f"--set=executor={executor}",
+                              "--workers", "2", "--set=max_runs=4", f"--set=executor={executor}",
                               *(f"--set={o}" for o in via(server.url))),
                           env=cli_env(**{TEST_KEY_ENV: TEST_KEY}), capture_output=True, text=True,
                           timeout=300)  # a guard against a hang, not a speed claim
@@ -67,7 +67,7 @@ def test_an_authentication_error_stops_the_experiment(tmp_path, scripted_endpoin
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "authentication" in errors[0] and "401" in errors[0]
     assert TEST_KEY not in proc.stderr + proc.stdout
-    assert 1 <= len(server.requests) <= 8  # of 30 runs: only those already handed to the 2 workers
+    assert 1 <= len(server.requests) <= 8  # of 30 runs: only those in flight (4) or queued at the 2 workers
 
 
 def test_malformed_tool_calls_become_invalid_actions(tmp_path, scripted_endpoint, api_key):

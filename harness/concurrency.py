@@ -1,0 +1,148 @@
+"""How much runs in flight may do at once, per worker process: model calls per endpoint (an adaptive
+limit) and subprocesses (tests, tools).
+
+Each worker process holds a share of the experiment's limits (`configure`); the runner sums what the
+processes report (`snapshot`, sent back with every finished run) for the progress line and the manifest.
+
+The calls in flight to an endpoint follow an AIMD rule: each answered call raises the limit by half a
+call (so by half the limit per round trip) up to the configured ceiling; a call refused with 429 or 503
+lowers it to 70 %, at most once per round trip (the calls already on their way when it shrank do not
+shrink it again). The refused call waits what `Retry-After` says (or its backoff) before it retries.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+from ctxbench.harness.config import DEFAULT_RUNS_IN_FLIGHT
+
+__all__ = ["EndpointLimit", "Gauge", "configure", "endpoint_limit", "subprocess_slot", "snapshot", "combine",
+           "INCREASE_PER_CALL", "DECREASE_FACTOR"]
+
+INCREASE_PER_CALL = 0.5
+"""What an answered call adds to its endpoint's limit (up to the ceiling)."""
+DECREASE_FACTOR = 0.7
+"""What a 429 or 503 multiplies the limit by (at most once per round trip)."""
+
+
+class EndpointLimit:
+    """The calls in flight to one endpoint from this process: at most `limit`, adapted between 1 and
+    `ceiling`."""
+
+    def __init__(self, ceiling: int) -> None:
+        self.ceiling = ceiling
+        self.limit = float(ceiling)
+        self.lowest = float(ceiling)
+        self.in_flight = 0
+        self.peak = 0
+        self.throttled = 0
+        self._last_decrease = float("-inf")
+        self._cond = threading.Condition()
+
+    @contextmanager
+    def call(self) -> Iterator[CallSlot]:
+        """A slot for one call: waits while `limit` calls are in flight."""
+        with self._cond:
+            while self.in_flight >= max(1, int(self.limit)):
+                self._cond.wait()
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        slot = CallSlot(time.monotonic())
+        try:
+            yield slot
+        finally:
+            with self._cond:
+                self.in_flight -= 1
+                if slot.outcome == "answered":
+                    self.limit = min(float(self.ceiling), self.limit + INCREASE_PER_CALL)
+                elif slot.outcome == "throttled":
+                    self.throttled += 1
+                    if slot.started > self._last_decrease:  # sent after the last decrease: a new signal
+                        self.limit = max(1.0, self.limit * DECREASE_FACTOR)
+                        self.lowest = min(self.lowest, self.limit)
+                        self._last_decrease = time.monotonic()
+                self._cond.notify_all()
+
+    def gauge(self) -> Gauge:
+        with self._cond:
+            return Gauge(int(self.limit), self.ceiling, int(self.lowest), self.peak, self.throttled)
+
+
+@dataclass
+class CallSlot:
+    started: float
+    outcome: str = "failed"
+    """`answered`, `throttled` (429 / 503) or `failed` (anything else: the limit stays)."""
+
+
+@dataclass(frozen=True)
+class Gauge:
+    """One endpoint's limit as a process saw it, or several processes' summed (`combine`)."""
+
+    limit: int
+    ceiling: int
+    lowest: int
+    peak: int
+    throttled: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"limit": self.limit, "ceiling": self.ceiling, "lowest": self.lowest, "peak_in_flight": self.peak,
+                "throttled": self.throttled}
+
+
+_LOCK = threading.Lock()
+_LIMITS: dict[str, EndpointLimit] = {}
+_SHARE = 1
+"""This process's share of the experiment's limits is 1 / _SHARE."""
+_SUBPROCESSES: threading.BoundedSemaphore | None = None
+_DEFAULT_CONNECTIONS = DEFAULT_RUNS_IN_FLIGHT
+"""An endpoint's ceiling when its `model.max_connections` is not set: the experiment's runs in flight."""
+
+
+def configure(processes: int, max_subprocesses: int | None, max_runs: int = DEFAULT_RUNS_IN_FLIGHT) -> None:
+    """In a worker process: it is one of `processes`, so it holds that share of every limit."""
+    global _SHARE, _SUBPROCESSES, _DEFAULT_CONNECTIONS
+    with _LOCK:
+        _SHARE = max(1, processes)
+        _DEFAULT_CONNECTIONS = max_runs
+        _LIMITS.clear()
+        share = None if max_subprocesses is None else max(1, max_subprocesses // _SHARE)
+        _SUBPROCESSES = None if share is None else threading.BoundedSemaphore(share)
+
+
+def endpoint_limit(endpoint: str, max_connections: int | None) -> EndpointLimit:
+    """This process's limit for `endpoint` (created on first use with its share of `max_connections`,
+    default the experiment's runs in flight)."""
+    with _LOCK:
+        if endpoint not in _LIMITS:
+            ceiling = max_connections or _DEFAULT_CONNECTIONS
+            _LIMITS[endpoint] = EndpointLimit(max(1, -(-ceiling // _SHARE)))
+        return _LIMITS[endpoint]
+
+
+@contextmanager
+def subprocess_slot() -> Iterator[None]:
+    """Around a subprocess a run starts: at most this process's share of `max_subprocesses` at once."""
+    gate = _SUBPROCESSES
+    if gate is None:
+        yield
+        return
+    with gate:
+        yield
+
+
+def snapshot() -> dict[str, Gauge]:
+    """Endpoint -> this process's gauge."""
+    with _LOCK:
+        limits = dict(_LIMITS)
+    return {endpoint: limit.gauge() for endpoint, limit in limits.items()}
+
+
+def combine(gauges: list[Gauge]) -> Gauge:
+    """Several processes' gauges of one endpoint as one."""
+    return Gauge(sum(g.limit for g in gauges), sum(g.ceiling for g in gauges), sum(g.lowest for g in gauges),
+                 sum(g.peak for g in gauges), sum(g.throttled for g in gauges))
