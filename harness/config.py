@@ -142,7 +142,7 @@ class ExperimentConfig(_Strict):
     system_prompt: str | None = None
     system_prompt_file: str | None = None
     workers: int | None = Field(None, ge=1, description="Worker processes (the CPU work: tests, tools); default the number of cores.")
-    max_runs: int | None = Field(None, ge=1, description="Runs in flight, spread over the workers as threads; default `workers` for `provider: sim` (CPU-bound), 32 otherwise.")
+    max_runs: int | None = Field(None, ge=1, description="Runs in flight, spread over the workers as threads; default `workers` for `provider: sim` (CPU-bound) or an external agent (a process per run), 32 otherwise.")
     max_subprocesses: int | None = Field(None, ge=1, description="Test and tool subprocesses at once; default 2 per core.")
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(None, description="Existing Ray cluster to join; default a local one.")
@@ -193,7 +193,10 @@ class ExperimentConfig(_Strict):
     def resolved_max_runs(self) -> int:
         if self.max_runs is not None:
             return self.max_runs
-        return self.resolved_workers if self.model.provider == "sim" else max(DEFAULT_RUNS_IN_FLIGHT, self.resolved_workers)
+        external = any(not self.agent_of(arm).builtin for arm in self.strategies)  # a process per run in flight
+        if self.model.provider == "sim" or external:
+            return self.resolved_workers
+        return max(DEFAULT_RUNS_IN_FLIGHT, self.resolved_workers)
 
     @property
     def resolved_max_connections(self) -> int:
