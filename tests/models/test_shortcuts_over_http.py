@@ -38,7 +38,9 @@ def test_endpoint_shortcuts_give_the_results_of_their_set_flags(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    subset = ["--limit", "2", "--strategies", "baseline,trimmer", "--set", "repeats=1", "--no-report"]
+    # One run at a time: serve-sim's prompt cache is shared, so runs in flight together would hit it in any order.
+    subset = ["--limit", "2", "--strategies", "baseline,trimmer", "--set", "repeats=1", "--set", "max_runs=1",
+              "--no-report"]
     env = cli_env(**{TEST_KEY_ENV: TEST_KEY})
     with fresh_serve_sim(port) as url:
         by_shortcut = subprocess.run(

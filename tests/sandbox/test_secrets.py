@@ -17,7 +17,7 @@ def test_api_key_reaches_the_endpoint_and_nothing_else(tmp_path, hostile, chat_s
     server = chat_server([("run_tests", {}), ("finish", {})])
     exp = write_experiment(
         tmp_path / "secret.yaml", name="secret", taskset={"path": str(hostile["path"]), "ids": ["env-dump"]},
-        strategies=[{"name": "baseline"}], repeats=2, workers=1, sandbox="bwrap",
+        strategies=[{"name": "baseline"}], repeats=2, workers=1, max_runs=1, sandbox="bwrap",  # one run at a time
         model={"provider": "openai", "name": "scripted", "base_url": server.url, "api_key_env": "CTXBENCH_SECRET_KEY",
                "retry_budget_s": 0},
         limits={"test_timeout_s": 20, "max_turns": 4})
