@@ -34,7 +34,7 @@ def gateway(strategy: str, params_yaml: str | None, config_path: Path | None, ov
             model: str | None, provider: str | None, base_url: str | None, api_key_env: str | None,
             taskset_spec: str | None, transcripts: Path | None, host: str, port: int, verbose: bool) -> None:
     """Serve a context strategy as an OpenAI-compatible endpoint in front of a model, for any agent."""
-    from ctxbench.harness.config import load_model_section
+    from ctxbench.harness.model_section import load_model_section
     from ctxbench.harness.gateway import Gateway
     from ctxbench.harness.yamlfile import parse_yaml
 
