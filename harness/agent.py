@@ -10,6 +10,7 @@ import dataclasses
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ctxbench.harness.config import Limits
 from ctxbench.harness.context import Budget, Context, ContextOverflow
@@ -23,7 +24,7 @@ from ctxbench.harness.records import (History, Observation, StopReason, ToolCall
 from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
 from ctxbench.harness.transcript import TranscriptWriter
 
-__all__ = ["AgentOutcome", "Agent", "run_agent"]
+__all__ = ["AgentOutcome", "Agent", "run_agent", "count_context", "transcript_observations"]
 
 _LOSS_ACTIONS = {"trimmed", "masked", "evicted", "summarized"}
 
@@ -102,12 +103,8 @@ class Agent:
         except (TransientModelError, MalformedOutput) as exc:  # the strategy's own model call; fatal ones propagate
             _count_spent(out, exc)
             raise ModelFailed(f"in the strategy's build: {exc}") from exc
-        ledger = context.ledger
-        out.strategy_tokens += ledger.strategy_tokens
-        out.strategy_completion_tokens += ledger.strategy_completion_tokens
-        out.context_loss_events += sum(a.kind in _LOSS_ACTIONS for a in ledger.actions)
         tokens = self.budget.counter.count_messages(context.messages) + self.budget.counter.count_tools(TOOL_SCHEMAS)
-        out.peak_context_tokens = max(out.peak_context_tokens, tokens)
+        count_context(out, context, tokens)
         return context, tokens
 
     def query(self, out: AgentOutcome, context: Context) -> tuple[Completion | None, str]:
@@ -167,10 +164,7 @@ class Agent:
                malformed: str) -> None:
         if self.transcript is None:
             return
-        count = self.budget.counter.count
-        observations = [TranscriptObservation(call_id=o.call_id, tool=o.tool, kind=o.kind, is_error=o.is_error,
-                                              content=o.content, size=len(o.content), tokens=count(o.content),
-                                              path=o.path, line_range=o.line_range) for o in turn.observations]
+        observations = transcript_observations(turn.observations, self.budget.counter.count)
         self.transcript.turn(TranscriptTurn(
             turn=index, messages=self.transcript.message_hashes(context.messages), context_tokens=context_tokens,
             fill=round(context_tokens / self.budget.context_window, 4), ledger=context.ledger, reply=turn.text,
@@ -187,6 +181,24 @@ def run_agent(history: History, strategy: Strategy, model: Model, toolbox: Toolb
               limits: Limits, deadline: float, transcript: TranscriptWriter | None = None) -> AgentOutcome:
     """Run one agent to completion. Fatal model errors propagate; everything else ends the run."""
     return Agent(strategy, model, toolbox, budget, limits, deadline, transcript).run(history)
+
+
+def count_context(out: AgentOutcome, context: Context, tokens: int) -> None:
+    """Add what building one request's context cost and dropped: the strategy's own tokens, the
+    context-loss events of its ledger, and the request's size (`tokens`) to the peak."""
+    ledger = context.ledger
+    out.strategy_tokens += ledger.strategy_tokens
+    out.strategy_completion_tokens += ledger.strategy_completion_tokens
+    out.context_loss_events += sum(a.kind in _LOSS_ACTIONS for a in ledger.actions)
+    out.peak_context_tokens = max(out.peak_context_tokens, tokens)
+
+
+def transcript_observations(observations: tuple[Observation, ...] | list[Observation],
+                            count: Callable[[str], int]) -> list[TranscriptObservation]:
+    """A turn's observations as its transcript records them (content in full, its size and tokens)."""
+    return [TranscriptObservation(call_id=o.call_id, tool=o.tool, kind=o.kind, is_error=o.is_error, content=o.content,
+                                  size=len(o.content), tokens=count(o.content), path=o.path, line_range=o.line_range)
+            for o in observations]
 
 
 def _count_spent(out: AgentOutcome, exc: Exception) -> None:

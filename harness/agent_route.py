@@ -11,12 +11,13 @@ answers it (`context_length_exceeded`) and the run ends `context_overflow`.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from ctxbench.harness.agent import AgentOutcome
+from ctxbench.harness.agent import AgentOutcome, count_context, transcript_observations
 from ctxbench.harness.chat_history import fenced_command
 from ctxbench.harness.chat_server import ChatReply, check_chat_request, completion_reply, error_reply, models_reply
 from ctxbench.harness.config import Limits
@@ -25,15 +26,12 @@ from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Fata
     TransientModelError
 from ctxbench.harness.pricing import Prices, run_cost
 from ctxbench.harness.protocols import Model
-from ctxbench.harness.records import History, StopReason, TranscriptObservation, TranscriptTurn
+from ctxbench.harness.records import History, StopReason, TranscriptTurn
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.transcript import TranscriptWriter
 from ctxbench.strategies.hook import StrategyHook
 
 __all__ = ["AgentRoute"]
-
-_LOSS_ACTIONS = {"trimmed", "masked", "evicted", "summarized"}
-
 
 class AgentRoute:
     """Answers one run's agent; `outcome` holds what the run spent, `stop` why the gateway ended it."""
@@ -104,13 +102,8 @@ class AgentRoute:
 
     def _account(self, context: Context, tools: list[dict[str, Any]]) -> None:
         """What the strategy spent and dropped building this request's context."""
-        out, ledger = self.outcome, context.ledger
-        out.strategy_tokens += ledger.strategy_tokens
-        out.strategy_completion_tokens += ledger.strategy_completion_tokens
-        out.context_loss_events += sum(a.kind in _LOSS_ACTIONS for a in ledger.actions)
         counter = self.hook.counter
-        out.peak_context_tokens = max(out.peak_context_tokens,
-                                      counter.count_messages(context.messages) + counter.count_tools(tools))
+        count_context(self.outcome, context, counter.count_messages(context.messages) + counter.count_tools(tools))
 
     def _turn(self, context: Context, tools: list[dict[str, Any]], completion: Completion,
               request_messages: int) -> TranscriptTurn:
@@ -129,12 +122,8 @@ class AgentRoute:
         if pending is None:
             return
         if history is not None and history.turns:
-            count = self.hook.counter.count
-            pending.observations = [
-                TranscriptObservation(call_id=o.call_id, tool=o.tool, kind=o.kind, is_error=o.is_error,
-                                      content=scrub(o.content), size=len(o.content), tokens=count(o.content),
-                                      path=o.path, line_range=o.line_range)
-                for o in history.turns[-1].observations]
+            observations = [dataclasses.replace(o, content=scrub(o.content)) for o in history.turns[-1].observations]
+            pending.observations = transcript_observations(observations, self.hook.counter.count)
         self.transcript.turn(pending)
 
     def flush(self) -> None:

@@ -129,18 +129,26 @@ class SimModel:
         dialect = dialect_for(self.p, tools)
         if dialect != "native":
             return self._complete_in_shell(messages, tools, dialect)
-        prompt = self.counter.count_messages(messages) + self.counter.count_tools(tools)
-        self._check_window(prompt)
-        digest = hashlib.sha256(json.dumps([self.seed, messages], sort_keys=True).encode()).hexdigest()
-        rng = random.Random(int(digest[:16], 16))
-        cached = self.cache.cached(self.counter, messages, tools)
+        prompt, digest, rng, cached = self._request(messages, tools)
         if is_summary_request(messages, tools):
-            text = self._summarize(messages)
-            return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
+            return self._summary_reply(messages, prompt, cached)
         text, name, args = self._decide(messages, prompt, rng)
         call = ToolCall(f"call_{digest[:10]}", name, json.dumps(args, sort_keys=True))
         completion_tokens = self.counter.count(text) + self.counter.count(name) + self.counter.count(call.arguments)
         return Completion(text, (call,), Usage(prompt, completion_tokens, cached))
+
+    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+                 ) -> tuple[int, str, random.Random, int]:
+        """What a request is, read as `messages`: its prompt tokens (checked against the window), its
+        digest, the random draws it seeds, and the tokens the prompt cache serves."""
+        prompt = self.counter.count_messages(messages) + self.counter.count_tools(tools)
+        self._check_window(prompt)
+        digest = hashlib.sha256(json.dumps([self.seed, messages], sort_keys=True).encode()).hexdigest()
+        return prompt, digest, random.Random(int(digest[:16], 16)), self.cache.cached(self.counter, messages, tools)
+
+    def _summary_reply(self, messages: list[dict[str, Any]], prompt: int, cached: int) -> Completion:
+        text = self._summarize(messages)
+        return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
 
     def _check_window(self, prompt: int) -> None:
         if prompt + self.max_output > self.window:
@@ -154,14 +162,9 @@ class SimModel:
         written as one shell command (a `bash` tool call, or a fenced block in `bash_text`). The
         request is read, counted and hashed without durations and addresses (`stable_messages`)."""
         stable = stable_messages(messages)
-        prompt = self.counter.count_messages(stable) + self.counter.count_tools(tools)
-        self._check_window(prompt)
-        digest = hashlib.sha256(json.dumps([self.seed, stable], sort_keys=True).encode()).hexdigest()
-        rng = random.Random(int(digest[:16], 16))
-        cached = self.cache.cached(self.counter, stable, tools)
+        prompt, digest, rng, cached = self._request(stable, tools)
         if is_summary_request(messages, tools):
-            text = self._summarize(messages)
-            return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
+            return self._summary_reply(messages, prompt, cached)
         native, sizes = native_messages(stable, self.p, self.test_cmd, self.statement,
                                         [self.counter.count_message(m) for m in stable])
         text, name, args = self._decide(native, prompt, rng, sizes)
