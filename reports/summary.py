@@ -171,4 +171,4 @@ def task_table(runs: pd.DataFrame, order: list[str] | None = None) -> pd.DataFra
     runs, _ = split_harness_errors(runs)
     grouped = runs.groupby(["task_id", "strategy"])["resolved"].agg(["sum", "size"])
     cells = (grouped["sum"].astype(int).astype(str) + "/" + grouped["size"].astype(str)).unstack("strategy")
-    return cells.reindex(columns=order).fillna("–")
+    return cells.reindex(columns=order).astype(object).fillna("–")  # an arm with no runs left is all NaN
