@@ -10,7 +10,7 @@ from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, FolderCompariso
 from ctxbench.reports.fixed import strategy_differences
 from ctxbench.reports.document import Block, Bullets, Heading, Notice, Paragraph, Table, to_markdown
 from ctxbench.reports.loading import ResultsFolder, load_results
-from ctxbench.reports.report import METHOD, manifest_notices
+from ctxbench.reports.report import METHOD, check_reference, manifest_notices
 
 __all__ = ["comparison_report", "comparison_blocks", "strategies_report"]
 
@@ -68,15 +68,21 @@ def comparison_blocks(result: FolderComparison, reference: str, margin: float = 
     return blocks
 
 
-def comparison_report(dir_a: str | Path, dir_b: str | Path, force: bool = False, reference: str = "baseline",
+def comparison_report(dir_a: str | Path, dir_b: str | Path, force: bool = False, reference: str | None = None,
                       margin: float = MARGIN) -> str:
-    """Markdown comparing results folder B with A.
+    """Markdown comparing results folder B with A; within each folder, its strategies against `reference`
+    (None: each folder's default reference, as its report has it).
 
     Raises:
         FixedVariablesDiffer: the fixed variables differ and `force` is false (exit code 2).
-        InputError: a folder is not a results folder or they share no strategy.
+        InputError: a folder is not a results folder, they share no strategy, or a named `reference`
+            has no runs in one of them.
     """
     a, b = load_results(dir_a), load_results(dir_b)
+    if reference is not None:
+        for folder in (a, b):
+            check_reference(folder, reference)
+    reference = check_reference(a, reference)
     return to_markdown(comparison_blocks(compare_folders(a, b, force=force, margin=margin), reference, margin),
                        Path.cwd())
 

@@ -17,11 +17,12 @@ from ctxbench.harness.errors import InputError
               help="Compare two strategies (arms) of DIR_A instead of two folders.")
 @click.option("--force", is_flag=True,
               help="Compare even when the fixed variables (model, taskset, prompt, tools, version, limits) differ.")
-@click.option("--reference", default="baseline", show_default=True,
-              help="Strategy each folder's other strategies are also compared with.")
+@click.option("--reference", default=None,
+              help="Strategy each folder's other strategies are also compared with (default: baseline, or the "
+                   "first arm running it).")
 @click.option("--margin", type=click.FloatRange(min=0, max=100, min_open=True), default=5.0, show_default=True,
               help="Non-inferiority margin in points of completion rate.")
-def compare(dir_a: Path, dir_b: Path | None, strategies: tuple[str, str] | None, force: bool, reference: str,
+def compare(dir_a: Path, dir_b: Path | None, strategies: tuple[str, str] | None, force: bool, reference: str | None,
             margin: float) -> None:
     """Print, as Markdown, results folder DIR_B compared with DIR_A (paired on task and repeat), or,
     with --strategies A B, strategy B of DIR_A compared with strategy A.

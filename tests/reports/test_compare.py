@@ -121,3 +121,13 @@ def test_compare_names_strategy_params_that_differ_under_the_same_label(tmp_path
     assert result.exit_code == 0, result.output
     assert "Strategies under the same label differ" in result.output
     assert "strategy baseline: params.limit: '(missing)' -> 200" in result.output
+
+
+def test_compare_command_refuses_a_named_reference_without_runs(tmp_path, build):
+    a = build.write_folder(tmp_path / "a", planted(build, "baseline", [True] * 4), build.manifest(["baseline"]))
+    b = build.write_folder(tmp_path / "b", planted(build, "baseline", [True] * 4), build.manifest(["baseline"]))
+    result = CliRunner().invoke(compare, [str(a), str(b), "--reference", "baselin"])
+    assert result.exit_code == 2
+    assert "no runs of the reference strategy 'baselin'" in result.output
+    assert "did you mean 'baseline'" in result.output
+    assert CliRunner().invoke(compare, [str(a), str(b), "--reference", "baseline"]).exit_code == 0
