@@ -8,9 +8,12 @@ streamed). Every request is one turn of its conversation's transcript, with the 
 (what was masked, trimmed, summarized or evicted), the usage and the cost: the per-turn context
 log, for any agent.
 
-A conversation is the requests that share their system messages and task (the first user
-messages); a client running several conversations with the same opening names each in the
-request's `user` field.
+A conversation is the requests that continue one another: a request whose messages are its
+opening alone (system messages and task) starts one, and a later request belongs to the conversation
+whose last request its messages extend, with that conversation's reply next and as many replies as
+the conversation has turns. So two runs of one task through one gateway are two conversations, each
+with its own strategy instance and transcript, even when their requests interleave. A client may
+name its conversations in the request's `user` field instead.
 """
 
 from __future__ import annotations
@@ -55,13 +58,46 @@ def conversation_id(messages: list[dict[str, Any]], user: str | None = None) -> 
     return hashlib.sha256(json.dumps(opening, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _fingerprints(messages: list[dict[str, Any]]) -> list[str]:
+    """What identifies each message as sent again in a later request: its role, text and tool-call id."""
+    return [hashlib.sha256(json.dumps([m.get("role"), m.get("content"), m.get("tool_call_id")], sort_keys=True,
+                                      default=str).encode()).hexdigest()[:16] for m in messages]
+
+
+def _opening_length(messages: list[dict[str, Any]]) -> int:
+    return next((i for i, m in enumerate(messages) if m.get("role") not in ("system", "developer", "user")),
+                len(messages))
+
+
 @dataclass
 class _Conversation:
+    key: str
     hook: StrategyHook
     model: Model
     transcript: TranscriptWriter | None
     turns: int = 0
+    pending: int = 0
+    """Requests chosen for this conversation and not yet answered (counted under the gateway's lock)."""
+    first: list[str] = field(default_factory=list)
+    """The fingerprints of the messages of its first request."""
+    last: list[str] = field(default_factory=list)
+    """The fingerprints of the messages of its last answered request."""
+    reply: str = ""
+    """The text of its last reply."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def continued_by(self, request: list[str], messages: list[dict[str, Any]]) -> bool:
+        """Whether a request extends this conversation's last one with its reply, one reply per turn."""
+        if not self.last or len(request) <= len(self.last) or request[:len(self.last)] != self.last:
+            return False
+        replies = _replies(messages) - _replies(messages[:len(self.first)])
+        following = messages[len(self.last)]
+        return replies == self.turns and (following.get("role") != "assistant"
+                                          or (following.get("content") or "") == self.reply)
+
+
+def _replies(messages: list[dict[str, Any]]) -> int:
+    return sum(1 for m in messages if m.get("role") == "assistant")
 
 
 class Gateway:
@@ -84,7 +120,8 @@ class Gateway:
         self.cache = PromptCache()
         """One prompt cache for the simulator, like a provider's: shared by every conversation."""
         self._upstream = OpenAIModel(model, seed=model.seed or 0) if model.provider != "sim" else None
-        self._conversations: dict[str, _Conversation] = {}
+        self._conversations: dict[str, list[_Conversation]] = {}
+        """The conversations by opening (or `user` name), in the order they started."""
         self._lock = threading.Lock()
 
     def models(self) -> ChatReply:
@@ -100,43 +137,79 @@ class Gateway:
         if conversation is None:
             assert self.taskset is not None  # only the simulator refuses a conversation, and it has a taskset
             return unknown_task(self.taskset, "the gateway")
-        with conversation.lock:
-            try:
-                context = conversation.hook(messages, tools)
-                completion = conversation.model.complete(context.messages, tools)
-            except (ContextOverflow, ContextLengthExceeded) as exc:
-                return error_reply(400, str(exc), param="messages", code="context_length_exceeded")
-            except TransientModelError as exc:
-                return error_reply(503, f"the model is unavailable: {exc}", kind="server_error")
-            except (FatalModelError, MalformedOutput) as exc:
-                return error_reply(502, f"the model failed: {exc}", kind="server_error")
-            self._record(conversation, messages, tools, context, completion)
+        try:
+            with conversation.lock:
+                try:
+                    context = conversation.hook(messages, tools)
+                    completion = conversation.model.complete(context.messages, tools)
+                except (ContextOverflow, ContextLengthExceeded) as exc:
+                    return error_reply(400, str(exc), param="messages", code="context_length_exceeded")
+                except TransientModelError as exc:
+                    return error_reply(503, f"the model is unavailable: {exc}", kind="server_error")
+                except (FatalModelError, MalformedOutput) as exc:
+                    return error_reply(502, f"the model failed: {exc}", kind="server_error")
+                self._record(conversation, messages, tools, context, completion)
+                conversation.last, conversation.reply = _fingerprints(messages), completion.text
+        finally:
+            with self._lock:
+                conversation.pending -= 1
         return completion_reply(request, completion, self.model.name)
 
     def _conversation(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> _Conversation | None:
-        key = conversation_id(messages, request.get("user") if isinstance(request.get("user"), str) else None)
+        """The request's conversation, counted as pending: the one it continues, or a new one."""
+        user = request.get("user") if isinstance(request.get("user"), str) else None
+        base = conversation_id(messages, user)
+        fingerprints = _fingerprints(messages)
         with self._lock:
-            if key in self._conversations:
-                return self._conversations[key]
-            task = self.find_task(messages) if self.find_task is not None else None
-            if self.model.provider == "sim" and task is None:
-                return None
-            requested = request.get("seed")
-            seed: int = requested if isinstance(requested, int) else (self.model.seed or 0)
-            model = self._upstream or SimModel(self.model.sim, task.patch if task else "", self.counter,
-                                               self.model.context_window, self.model.max_output_tokens, seed,
-                                               self.cache, test_cmd=task.test_cmd if task else (),
-                                               statement=task.problem_statement if task else None)
-            hook = StrategyHook(self.strategy, self.params, context_window=self.model.context_window,
-                                max_output_tokens=self.model.max_output_tokens, tokenizer=self.model.tokenizer,
-                                services=StrategyServices(model=model),
-                                test_commands=(task.test_cmd,) if task is not None else (), counter=self.counter)
-            transcript = None
-            if self.transcripts is not None:
-                transcript = TranscriptWriter(self.transcripts / self.strategy / f"{key}.jsonl", TranscriptHeader(
-                    run_id=key, strategy=self.strategy, task_id=task.id if task else "", repeat=0, seed=seed))
-            self._conversations[key] = _Conversation(hook, model, transcript)
-            return self._conversations[key]
+            family = self._conversations.setdefault(base, [])
+            found = self._continued(family, fingerprints, messages, named=user is not None)
+            if found is None:
+                key = base if not family else f"{base}-{len(family) + 1}"
+                found = self._start(key, messages, request)
+                if found is None:
+                    return None
+                found.first = fingerprints
+                family.append(found)
+            found.pending += 1
+            return found
+
+    @staticmethod
+    def _continued(family: list[_Conversation], fingerprints: list[str], messages: list[dict[str, Any]],
+                   named: bool) -> _Conversation | None:
+        """The conversation of `family` (one opening) a request belongs to; None where it starts one."""
+        if named or not family:
+            return family[0] if family else None
+        if len(fingerprints) == _opening_length(messages) or any(c.first == fingerprints for c in family):
+            # A first request: a conversation not yet under way takes it (a retried first request);
+            # otherwise it is another run of the same opening.
+            return next((c for c in family if c.turns == 0 and c.pending == 0), None)
+        continued = [c for c in family if c.continued_by(fingerprints, messages)]
+        if continued:
+            return min(continued, key=lambda c: c.pending)
+        # The client rewrote its history (its own compaction, say): the latest conversation of that
+        # opening goes on, as one agent's run does.
+        return family[-1]
+
+    def _start(self, key: str, messages: list[dict[str, Any]], request: dict[str, Any]) -> _Conversation | None:
+        """A new conversation under `key`; None where the simulator knows no such task."""
+        task = self.find_task(messages) if self.find_task is not None else None
+        if self.model.provider == "sim" and task is None:
+            return None
+        requested = request.get("seed")
+        seed: int = requested if isinstance(requested, int) else (self.model.seed or 0)
+        model = self._upstream or SimModel(self.model.sim, task.patch if task else "", self.counter,
+                                           self.model.context_window, self.model.max_output_tokens, seed,
+                                           self.cache, test_cmd=task.test_cmd if task else (),
+                                           statement=task.problem_statement if task else None)
+        hook = StrategyHook(self.strategy, self.params, context_window=self.model.context_window,
+                            max_output_tokens=self.model.max_output_tokens, tokenizer=self.model.tokenizer,
+                            services=StrategyServices(model=model),
+                            test_commands=(task.test_cmd,) if task is not None else (), counter=self.counter)
+        transcript = None
+        if self.transcripts is not None:
+            transcript = TranscriptWriter(self.transcripts / self.strategy / f"{key}.jsonl", TranscriptHeader(
+                run_id=key, strategy=self.strategy, task_id=task.id if task else "", repeat=0, seed=seed))
+        return _Conversation(key, hook, model, transcript)
 
     def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                 context: Context, completion: Completion) -> None:

@@ -53,26 +53,42 @@ def gateway(smoke, tmp_path):
 
 def run_agent(url: str, task, max_turns: int = 16, stream: bool = False) -> tuple[list[dict], bool]:
     """The external agent: ask, execute every tool call in a workspace, answer, until `finish`."""
-    client = openai.OpenAI(base_url=url, api_key="not-a-real-key", max_retries=0)
-    messages: list[dict] = [{"role": "system", "content": "You are a careful engineer. Fix the bug."},
-                            {"role": "user", "content": f"Please solve this issue:\n\n{task.problem_statement}\n"}]
-    ws = Workspace.create(task, sys.executable)
-    try:
-        toolbox = Toolbox(ws, 30, 20_000)
-        for turn in range(max_turns):
-            message = _ask(client, messages, stream)
-            messages.append(message)
-            calls = message.get("tool_calls") or []
-            if not calls:
-                messages.append({"role": "user", "content": "Use the tools."})
-            for call in calls:
-                result = toolbox.execute(ToolCall(call["id"], call["function"]["name"], call["function"]["arguments"]), turn)
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.observation.content})
-            if any(c["function"]["name"] == "finish" for c in calls):
-                break
-        return messages, ws.evaluate(60).resolved
-    finally:
-        ws.cleanup()
+    steps = agent_steps(url, task, max_turns, stream)
+    for _ in steps:
+        pass
+    return steps.messages, steps.resolved
+
+
+class agent_steps:
+    """The external agent one request at a time (iterate it), so two runs can interleave."""
+
+    def __init__(self, url: str, task, max_turns: int = 16, stream: bool = False) -> None:
+        self.client = openai.OpenAI(base_url=url, api_key="not-a-real-key", max_retries=0)
+        self.task, self.max_turns, self.stream = task, max_turns, stream
+        self.messages: list[dict] = [
+            {"role": "system", "content": "You are a careful engineer. Fix the bug."},
+            {"role": "user", "content": f"Please solve this issue:\n\n{task.problem_statement}\n"}]
+        self.resolved = False
+
+    def __iter__(self):
+        ws = Workspace.create(self.task, sys.executable)
+        try:
+            toolbox = Toolbox(ws, 30, 20_000)
+            for turn in range(self.max_turns):
+                message = _ask(self.client, self.messages, self.stream)
+                self.messages.append(message)
+                calls = message.get("tool_calls") or []
+                if not calls:
+                    self.messages.append({"role": "user", "content": "Use the tools."})
+                for call in calls:
+                    result = toolbox.execute(ToolCall(call["id"], call["function"]["name"], call["function"]["arguments"]), turn)
+                    self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.observation.content})
+                yield turn
+                if any(c["function"]["name"] == "finish" for c in calls):
+                    break
+            self.resolved = ws.evaluate(60).resolved
+        finally:
+            ws.cleanup()
 
 
 def _ask(client, messages: list[dict], stream: bool) -> dict:
@@ -138,6 +154,43 @@ def test_a_streaming_agent_gets_the_same_run_as_a_plain_one(gateway, smoke):
     streamed_messages, streamed_resolved = run_agent(gateway("observation_masking")[0], task, stream=True)
     assert (streamed_resolved, len(streamed_messages)) == (plain_resolved, len(plain_messages))
     assert [m.get("tool_calls") for m in streamed_messages] == [m.get("tool_calls") for m in plain_messages]
+
+
+def test_two_runs_of_one_task_through_one_gateway_are_two_conversations_even_interleaved(gateway, smoke):
+    task = smoke.tasks[0]
+    url, folder = gateway("observation_masking", {"keep_recent": 1})
+    first, second = agent_steps(url, task), agent_steps(url, task)
+    a, b = iter(first), iter(second)
+    next(a)
+    done = {"a": False, "b": False}
+    while not all(done.values()):  # one request of each in turn: the second run starts after the first's turn 0
+        for name, steps in (("b", b), ("a", a)):
+            if not done[name]:
+                done[name] = next(steps, None) is None
+    assert first.resolved and second.resolved
+    paths = sorted(folder.rglob("*.jsonl"))
+    assert len(paths) == 2
+    runs = [[r for r in read_transcript(p) if isinstance(r, TranscriptTurn)] for p in paths]
+    replies = sorted([[m.get("content") or "" for m in agent.messages if m["role"] == "assistant"]
+                      for agent in (first, second)], key=len)
+    assert sorted([[t.reply for t in turns] for turns in runs], key=len) == replies
+    assert all([t.turn for t in turns] == list(range(len(turns))) for turns in runs)
+    # each conversation's strategy saw its own run: what it masked are that run's tool calls
+    for turns in runs:
+        calls = {c.id for t in turns for c in t.tool_calls}
+        assert {a.target for t in turns for a in t.ledger.actions if a.kind == "masked"} <= calls
+
+
+def test_a_run_after_another_of_the_same_task_starts_its_own_conversation(gateway, smoke):
+    url, folder = gateway("baseline")
+    first, _ = run_agent(url, smoke.tasks[1], max_turns=3)
+    second, _ = run_agent(url, smoke.tasks[1], max_turns=3)
+    paths = sorted(folder.rglob("*.jsonl"))
+    assert len(paths) == 2
+    for path in paths:
+        turns = [r for r in read_transcript(path) if isinstance(r, TranscriptTurn)]
+        assert [t.turn for t in turns] == [0, 1, 2]
+        assert [t.request_messages for t in turns][0] == 2
 
 
 def test_requests_the_gateway_cannot_serve_get_openais_error_shapes(gateway, smoke):
