@@ -20,13 +20,12 @@ from ctxbench.harness.config import ExperimentConfig, StrategySpec
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import RunResult
 from ctxbench.harness.runner import RunContext, RunSpec, run_experiment
-from ctxbench.harness.sequential_config import (ArmDecision, ArmLook, RoundRecord, SequentialConfig,
+from ctxbench.harness.sequential_config import (SEQUENTIAL_FILE, ArmDecision, ArmLook, RoundRecord, SequentialConfig,
                                                 SequentialRecord)
 from ctxbench.reports.sequence import arm_level, confidence_sequence, decide, stops
 
 __all__ = ["SEQUENTIAL_FILE", "reference_arm", "check_sequential", "round_differences", "run_sequential"]
 
-SEQUENTIAL_FILE = "sequential.json"
 DEFAULT_REFERENCE = "baseline"
 
 

@@ -7,7 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SequentialConfig", "ArmLook", "RoundRecord", "ArmDecision", "SequentialRecord"]
+__all__ = ["SEQUENTIAL_FILE", "SequentialConfig", "ArmLook", "RoundRecord", "ArmDecision", "SequentialRecord"]
+
+SEQUENTIAL_FILE = "sequential.json"
+"""The record of a sequential experiment's rounds, in its results folder."""
 
 
 class SequentialConfig(BaseModel):
