@@ -14,6 +14,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandle
 
 from ctxbench.harness.agent_config import AgentSpec, arm_key
 from ctxbench.harness.errors import InputError, did_you_mean, validation_details
+from ctxbench.harness.sequential_config import SequentialConfig
 from ctxbench.harness.yamlfile import parse_yaml, read_text, read_yaml
 
 __all__ = ["ExperimentConfig", "ModelConfig", "Pricing", "SimParams", "Limits", "TasksetSpec", "StrategySpec",
@@ -149,6 +150,7 @@ class ExperimentConfig(_Strict):
     sandbox: Literal["bwrap", "none"] = Field("bwrap", description="How test commands are contained.")
     output_dir: str | None = Field(None, description="Default results/<name>-<UTC time>.")
     keep_workspaces: bool = False
+    sequential: SequentialConfig | None = Field(None, description="Run in rounds until each arm is decided (as `ctxbench run --until-decided`).")
 
     @model_validator(mode="before")
     @classmethod
@@ -176,6 +178,8 @@ class ExperimentConfig(_Strict):
         data = self.model_dump(mode="json")
         if self.agent.builtin and self.agent.name is None:
             del data["agent"]
+        if self.sequential is None:
+            del data["sequential"]
         for arm in data["strategies"]:
             if arm.get("agent") is None:
                 arm.pop("agent", None)
@@ -184,6 +188,11 @@ class ExperimentConfig(_Strict):
     def agent_of(self, arm: StrategySpec) -> AgentSpec:
         """The agent `arm` runs: its own, else the experiment's."""
         return arm.agent or self.agent
+
+    @property
+    def planned_repeats(self) -> int:
+        """Repeats of every task at most: `sequential.max_repeats`, else `repeats`."""
+        return (self.sequential and self.sequential.max_repeats) or self.repeats
 
     @property
     def resolved_workers(self) -> int:

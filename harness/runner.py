@@ -11,7 +11,7 @@ import time
 from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ctxbench.harness.agent_setup import agent_fixed_variable, resolve_agents
 from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, resolve_experiment_path
@@ -52,7 +52,7 @@ after another, each failing for a whole budget, fall into one window)."""
 
 def plan_runs(config: ExperimentConfig, taskset: Taskset) -> list[RunSpec]:
     return [RunSpec(s.key, s.name, s.params, t.id, r, run_seed(config.seed, t.id, r))
-            for s in config.strategies for t in taskset.tasks for r in range(config.repeats)]
+            for s in config.strategies for t in taskset.tasks for r in range(config.planned_repeats)]
 
 
 # -- experiment level -----------------------------------------------------------------------------
@@ -241,8 +241,10 @@ def _check_resume(output_dir: Path, manifest: Manifest) -> None:
         raise InputError(f"{output_dir}: cannot resume, the fixed variables differ: {', '.join(diffs)}")
 
 
-def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) -> list[RunResult]:
-    """Run every missing run of the experiment into ctx.output_dir; returns all results.
+def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None,
+                   select: Callable[[RunSpec], bool] | None = None) -> list[RunResult]:
+    """Run every missing run of the experiment (of those `select` keeps) into ctx.output_dir; returns
+    all results recorded.
 
     The results folder is locked first (one runner per folder); an input error before the first run
     leaves nothing behind.
@@ -255,7 +257,7 @@ def run_experiment(ctx: RunContext, resume: bool = False, progress: Any = None) 
         except BaseException:
             lock.release(remove_created=True)
             raise
-        return _run_missing(ctx, done, progress)
+        return _run_missing(ctx, done, progress, select)
     finally:
         lock.release()
 
@@ -282,14 +284,15 @@ def _open_results(ctx: RunContext, resume: bool) -> set[str]:
     return {r.run_id for r in finished}
 
 
-def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResult]:
+def _run_missing(ctx: RunContext, done: set[str], progress: Any,
+                 select: Callable[[RunSpec], bool] | None) -> list[RunResult]:
     out = ctx.output_dir
     runs_path = out / "runs.jsonl"
     warning = fallback_warning(ctx.config.sandbox, ctx.sandbox)
     if warning:
         print(f"ctxbench: WARNING: {warning}", file=sys.stderr)
     specs = plan_runs(ctx.config, ctx.taskset)
-    todo = [s for s in specs if s.run_id not in done]
+    todo = [s for s in specs if s.run_id not in done and (select is None or select(s))]
     for line in sweep_leftovers().messages():
         print(f"ctxbench: {line}", file=sys.stderr)
     if ctx.config.executor == "local":
@@ -309,7 +312,8 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any) -> list[RunResu
     breaker = _Breaker(max(BREAKER_WINDOW_S, 3 * ctx.config.model.retry_budget_s))
     gauges = _ManifestGauges(out / "manifest.json")
     try:
-        for run in execute(ctx, todo, run_one, progress, already_done=len(done), total=len(specs), on_gauges=gauges):
+        for run in execute(ctx, todo, run_one, progress, already_done=len(done),
+                           total=len(specs) if select is None else len(done) + len(todo), on_gauges=gauges):
             record(run)
             if run.result.failure_reason == "model_error":
                 breaker.trip_on(run.result)

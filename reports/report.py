@@ -20,6 +20,7 @@ from ctxbench.reports.planning import plan_frame, plan_rows, plan_sentence
 from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_grid, repeat_rates, split_harness_errors,
                                       summarize, summary_frame, task_table)
 from ctxbench.reports.run_pages import run_index, write_run_pages
+from ctxbench.reports.sequential_report import read_sequential, sequential_blocks
 from ctxbench.reports.summary_json import write_summary_json
 from ctxbench.reports.regime_report import check_price_model, holds_word, regime_section
 from ctxbench.reports.regimes import RegimeVerdicts
@@ -238,9 +239,11 @@ def _verdict_blocks(reference: str, comparisons: list[PairedComparison], regimes
 
 def _opening(folder: ResultsFolder) -> list[Block]:
     m, runs = folder.manifest, folder.runs
+    sequential = read_sequential(folder.path)
+    stopped_as_planned = sequential is not None and sequential.finished
     return [
         *manifest_notices(m),
-        *completeness_notice(m, runs),
+        *([] if stopped_as_planned else completeness_notice(m, runs)),
         *_harness_error_notice(runs),
     ]
 
@@ -308,6 +311,7 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
         *_opening(folder),
         Heading(f"ctxbench report — {folder.manifest.name}", 1),
         *_verdict_blocks(reference, comparisons, regimes),
+        *sequential_blocks(read_sequential(folder.path)),
         *_experiment(folder),
         Heading("Summary"),
         Table(_summary_table([s for s in summaries if s.runs]), id="summary"),

@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "ctxbench.harness.shell_reading", "ctxbench.harness.chat_history",
                  "ctxbench.harness.redact", "ctxbench.harness.placeholders", "ctxbench.harness.summaries",
                  "ctxbench.harness.agent_config", "ctxbench.harness.relay", "ctxbench.harness.concurrency",
-                 "ctxbench.harness.model_section")),
+                 "ctxbench.harness.model_section", "ctxbench.harness.sequential_config")),
     ("strategies, models, tools", ("ctxbench.strategies", "ctxbench.strategies.", "ctxbench.harness.models",
                                    "ctxbench.harness.models.", "ctxbench.harness.tools",
                                    "ctxbench.harness.sandbox", "ctxbench.harness.sandbox.", "ctxbench.harness.workspace",
@@ -40,7 +40,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                        "ctxbench.harness.external_agent", "ctxbench.harness.agent_setup",
                                        "ctxbench.harness.worker_pool", "ctxbench.harness.ray_holders")),
     ("reports", ("ctxbench.reports", "ctxbench.reports.")),
-    ("CLI and nightly", ("ctxbench.harness.cli", "ctxbench.harness.cli.", "ctxbench.harness.nightly")),
+    ("CLI and nightly", ("ctxbench.harness.cli", "ctxbench.harness.cli.", "ctxbench.harness.nightly",
+                         "ctxbench.harness.sequential")),
 ]
 
 LAZY_ALLOWED = ("ctxbench.harness.cli",)

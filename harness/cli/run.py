@@ -24,13 +24,18 @@ from ctxbench.harness.runner import RunContext
 @click.option("--workers", type=click.IntRange(1), help="Override `workers`.")
 @experiment_options
 @click.option("--resume", is_flag=True, help="Continue an interrupted experiment in --output: run only what is missing.")
+@click.option("--until-decided", is_flag=True,
+              help="Run in rounds and stop each strategy once it is decided against the reference (the "
+                   "`sequential:` block of the config, or its defaults).")
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
 def run(experiment: Path, output: Path | None, repeats: int | None, workers: int | None,
-        overrides: tuple[str, ...], strategies: list[str] | None, resume: bool, no_report: bool,
-        **shortcuts: object) -> None:
+        overrides: tuple[str, ...], strategies: list[str] | None, resume: bool, until_decided: bool,
+        no_report: bool, **shortcuts: object) -> None:
     """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
     from ctxbench.harness.cli.summary import print_summary
     from ctxbench.harness.runner import load_experiment, prepare, run_experiment
+    from ctxbench.harness.sequential import check_sequential, run_sequential
+    from ctxbench.harness.sequential_config import SequentialConfig
 
     extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:
@@ -39,18 +44,24 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         extra.append(f"workers={workers}")
     path = resolve_experiment_path(experiment)
     config = load_experiment(path, extra, strategies)
+    if until_decided and config.sequential is None:
+        config = config.model_copy(update={"sequential": SequentialConfig()})
+    if config.sequential is not None:
+        check_sequential(config, "--until-decided" if until_decided else "sequential")
     if resume and output is None and config.output_dir is None:
         raise InputError("--resume needs --output DIR (or output_dir in the config)")
     ctx = prepare(config, path.parent.resolve(), output)
     if resume:
         check_resumable(ctx)
+    rounds = "" if config.sequential is None else ", in rounds until decided"
     click.echo(f"ctxbench: {config.name}: {len(config.strategies)} strategies x {len(ctx.taskset.tasks)} tasks x "
-               f"{config.repeats} repeats -> {ctx.output_dir}", err=True)
+               f"{'up to ' if rounds else ''}{config.planned_repeats} repeats{rounds} -> {ctx.output_dir}", err=True)
     if config.model.provider == "sim":
         click.echo("ctxbench: model `sim` is the built-in simulator, a stand-in for a model, not a model.", err=True)
-    again = resume_command(experiment, extra, strategies, ctx.output_dir)
+    again = resume_command(experiment, extra, strategies, ctx.output_dir) + (" --until-decided" if until_decided else "")
     try:
-        results = run_experiment(ctx, resume=resume)
+        results = (run_experiment(ctx, resume=resume) if config.sequential is None
+                   else run_sequential(ctx, resume=resume))
     except (ExperimentAborted, KeyboardInterrupt, OSError) as exc:
         error = as_error(exc)
         if error is None:
