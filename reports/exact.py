@@ -21,7 +21,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["EXACT_TASKS", "SAMPLED_PATTERNS", "SignFlip", "sign_flip", "smallest_p", "attained_level", "spread_like"]
+__all__ = ["EXACT_TASKS", "SAMPLED_PATTERNS", "SignFlip", "sign_flip", "smallest_p", "attained_level", "expected_size"]
 
 EXACT_TASKS = 14
 """Up to this many tasks every sign pattern is enumerated (2^14 = 16,384)."""
@@ -128,9 +128,15 @@ def sign_flip(values: np.ndarray, seed: int = 0) -> SignFlip:
     return SignFlip(x, patterns @ x, patterns.sum(axis=1))
 
 
-LATTICE = 240
+LATTICE = 2520
 """Per-task values that are multiples of 1/q for some q up to this (a task's mean of 0/1 pair differences
-over q repeats) get the exact randomization distribution by convolution, at any number of tasks."""
+over q repeats; 2520 = lcm(1, …, 10)) get the exact randomization distribution by convolution."""
+LARGEST_SUM = 1 << 22
+"""A lattice sum beyond this many steps has so many atoms that the test is not discrete: its size is
+the level."""
+LARGEST_PATTERNS = 2000
+"""Values off any lattice: the attained size from the sampled sign patterns up to this many tasks; beyond,
+the level (so many tasks off a lattice leave few ties)."""
 
 
 def _lattice(x: np.ndarray) -> int | None:
@@ -172,6 +178,8 @@ def attained_level(values: np.ndarray, level: float, seed: int = 0) -> float:
     if x.size == 0 or not np.any(x > 1e-12):
         return 0.0
     q = _lattice(x)
+    if (q is not None and float(np.round(x * q).sum()) > LARGEST_SUM) or (q is None and x.size > LARGEST_PATTERNS):
+        return level
     if q is not None:
         tail = np.cumsum(_lattice_sizes(np.round(x * q).astype(np.int64))[::-1])[::-1]  # P(|S| >= j)
     else:
@@ -182,8 +190,13 @@ def attained_level(values: np.ndarray, level: float, seed: int = 0) -> float:
     return float(tail[passing].max()) if passing.any() else 0.0
 
 
-def spread_like(values: np.ndarray, tasks: int) -> np.ndarray:
-    """`tasks` values spread like `values` (their quantiles at (i + ½) / tasks): a design with more or
-    fewer tasks of the same kind, for the size its test could reach."""
-    x = np.sort(np.asarray(values, dtype=float))
-    return np.quantile(x, (np.arange(tasks) + 0.5) / tasks, method="inverted_cdf")
+def expected_size(values: np.ndarray, tasks: int, level: float, draws: int = 32, seed: int = 0) -> float:
+    """The size the sign-flip test is expected to reach at `level` in a design of `tasks` tasks whose
+    values are like `values`: the mean attained size over `draws` seeded sets of `tasks` values drawn
+    with replacement from them. One set's ties make its size saw-toothed; the mean is that of the
+    design (a task-level bootstrap of the pilot)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0 or tasks < 1:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    return float(np.mean([attained_level(rng.choice(x, tasks), level) for _ in range(draws)]))

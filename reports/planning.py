@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ctxbench.harness.errors import InputError
-from ctxbench.reports.exact import attained_level, spread_like
+from ctxbench.reports.exact import expected_size
 from ctxbench.reports.loading import ResultsFolder
 from ctxbench.reports.power import design_power
 from ctxbench.reports.stats import (VarianceParts, min_detectable_difference, repeats_needed, tasks_needed,
@@ -48,8 +48,9 @@ class PlanRow:
         return self.alpha / self.family
 
     def size(self, tasks: int) -> float:
-        """The size the verdicts' sign-flip test reaches at `level` with `tasks` tasks whose per-task
-        differences spread like the pilot's (its attained size: at most `level`)."""
+        """The size the verdicts' sign-flip test is expected to reach at `level` with `tasks` tasks whose
+        per-task differences are like the pilot's (its mean attained size over task-level resamples of
+        the pilot: at most `level`)."""
         if self.per_task is None or self.per_task.size == 0:
             return self.level
         return _attained(self.per_task.tobytes(), tasks, self.level)
@@ -131,7 +132,7 @@ def plan_rows(runs: pd.DataFrame, reference: str, difference: float, order: list
 
 @lru_cache(maxsize=1024)
 def _attained(per_task: bytes, tasks: int, level: float) -> float:
-    return attained_level(spread_like(np.frombuffer(per_task), tasks), level)
+    return expected_size(np.frombuffer(per_task), tasks, level)
 
 
 NOT_IDENTIFIABLE = "not identifiable from this pilot"
