@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 
 import numpy as np
 import pandas as pd
 
 from ctxbench.reports.compare import compare_strategies
+from ctxbench.reports.metrics import with_holm
 from ctxbench.reports.planning import plan_rows
-from ctxbench.reports.power import power as nct_power
 from ctxbench.reports.summary import summarize
 
 BETA = (0.7, 0.9)
@@ -92,36 +93,54 @@ class Cell:
         return text + (f" ({self.too_few / self.n:.0%} too few tasks)" if self.too_few else "")
 
 
-def run_design(tasks: int, repeats: int, sims: int, rng: np.random.Generator) -> dict[str, str]:
-    cells = {k: Cell() for k in ("coverage", "false1", "false5", "ni5", "power", "arm")}
+Outcome = dict[str, tuple[bool, bool]]
+"""Per check: (hit, too few tasks) of one simulated experiment."""
+
+
+def one_experiment(tasks: int, repeats: int, seed: np.random.SeedSequence) -> tuple[Outcome, float]:
+    """Three simulated experiments (5 null candidates; 5 at the margin; one truly 10 pts better and ×0.8 in
+    tokens beside 4 null ones) and what each check reads from them, with the power the plan states."""
+    rng = np.random.default_rng(seed)
+    out: Outcome = {}
+    null5 = compare_strategies(simulate(rng, tasks, repeats, [0.0] * 5, [1.0] * 5), "baseline")
+    verdicts = [x.tokens.verdict for x in null5]
+    out["false5"] = (any(v in ("cheaper", "dearer") for v in verdicts), "too few tasks" in verdicts)
+    alone = with_holm(null5[0].tokens, null5[0].tokens.p_value, 1)  # one candidate: Holm's m = 1
+    out["false1"] = (alone.verdict in ("cheaper", "dearer"), alone.verdict == "too few tasks")
+    margin5 = compare_strategies(simulate(rng, tasks, repeats, [-0.05] * 5, [1.0] * 5), "baseline")
+    out["ni5"] = (any(x.completion.verdict in ("non-inferior", "equivalent", "better") for x in margin5), False)
+    frame = simulate(rng, tasks, repeats, [0.10] + [0.0] * 4, [0.8] + [1.0] * 4)
+    one_true = compare_strategies(frame, "baseline")
+    out["power"] = (one_true[0].completion.verdict == "better", False)
+    low, high = with_holm(one_true[0].tokens, one_true[0].tokens.p_value, 1).ci
+    out["coverage"] = (not math.isnan(low) and low <= 0.8 <= high, math.isnan(low))
+    summary = summarize(frame, ["baseline"])[0]
+    out["arm"] = (summary.ci_low <= BETA[0] / sum(BETA) <= summary.ci_high, False)
+    stated = float(np.nan_to_num(plan_rows(frame, "baseline", 0.10)[0].power_at(0.10)))
+    return out, stated
+
+
+def _one(args: tuple[int, int, np.random.SeedSequence]) -> tuple[Outcome, float]:
+    return one_experiment(*args)
+
+
+def run_design(tasks: int, repeats: int, sims: int, seed: np.random.SeedSequence, workers: int) -> dict[str, str]:
+    """The checks' cells for one design over `sims` simulated experiments, `workers` processes."""
+    cells = {k: Cell() for k, _ in CHECKS}
     stated: list[float] = []
-    for _ in range(sims):
-        frame = simulate(rng, tasks, repeats, [0.0], [0.8])
-        (c,) = compare_strategies(frame, "baseline")
-        low, high = c.tokens.ci
-        cells["coverage"].add(not math.isnan(low) and low <= 0.8 <= high, math.isnan(low))
-        summary = summarize(frame, ["baseline"])[0]
-        cells["arm"].add(summary.ci_low <= BETA[0] / sum(BETA) <= summary.ci_high)
-        aa = simulate(rng, tasks, repeats, [0.0], [1.0])
-        (a,) = compare_strategies(aa, "baseline")
-        cells["false1"].add(a.tokens.verdict in ("cheaper", "dearer"), a.tokens.verdict == "too few tasks")
-        null5 = simulate(rng, tasks, repeats, [0.0] * 5, [1.0] * 5)
-        verdicts = [x.tokens.verdict for x in compare_strategies(null5, "baseline")]
-        cells["false5"].add(any(v in ("cheaper", "dearer") for v in verdicts), "too few tasks" in verdicts)
-        margin5 = simulate(rng, tasks, repeats, [-0.05] * 5, [1.0] * 5)
-        verdicts = [x.completion.verdict for x in compare_strategies(margin5, "baseline")]
-        cells["ni5"].add(any(v in ("non-inferior", "equivalent", "better") for v in verdicts))
-        one_true = simulate(rng, tasks, repeats, [0.10] + [0.0] * 4, [1.0] * 5)
-        comparisons = compare_strategies(one_true, "baseline")
-        cells["power"].add(comparisons[0].completion.verdict == "better")
-        row = plan_rows(one_true, "baseline", 0.10)[0]
-        var = row.parts.task_mean_variance(row.repeats)
-        if tasks >= 2 and not math.isnan(var) and var > 0 and not math.isinf(row.mdd):
-            stated.append(nct_power(0.10 * math.sqrt(tasks / var), tasks - 1, row.level))
-        else:
-            stated.append(0.0)
+    jobs = [(tasks, repeats, s) for s in seed.spawn(sims)]
+    if workers > 1:
+        with multiprocessing.Pool(workers) as pool:
+            results = pool.map(_one, jobs, chunksize=max(1, sims // (8 * workers)))
+    else:
+        results = [_one(job) for job in jobs]
+    for outcome, power in results:
+        for key, (hit, too_few) in outcome.items():
+            cells[key].add(hit, too_few)
+        stated.append(power)
     out = {k: str(v) for k, v in cells.items()}
-    out["power"] += f" vs {np.mean(stated):.1%} stated"
+    spread = float(np.std(stated, ddof=1)) / math.sqrt(sims) if sims > 1 else math.nan
+    out["power"] += f" vs {np.mean(stated):.1%} ± {spread:.1%} stated"
     return out
 
 
@@ -138,10 +157,11 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=400)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--designs", default="5x3,24x3,100x1,300x5")
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     args = parser.parse_args()
-    rng = np.random.default_rng(args.seed)
     designs = [tuple(int(x) for x in d.split("x")) for d in args.designs.split(",")]
-    results = {d: run_design(d[0], d[1], args.sims, rng) for d in designs}
+    seeds = np.random.SeedSequence(args.seed).spawn(len(designs))
+    results = {d: run_design(d[0], d[1], args.sims, s, args.workers) for d, s in zip(designs, seeds)}
     print(f"{args.sims} simulated experiments per design\n")
     print("| check (nominal) | " + " | ".join(f"{t} tasks × {r}" for t, r in designs) + " |")
     print("|---|" + "---|" * len(designs))

@@ -16,11 +16,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
 
-__all__ = ["EXACT_TASKS", "SAMPLED_PATTERNS", "SignFlip", "sign_flip", "smallest_p"]
+__all__ = ["EXACT_TASKS", "SAMPLED_PATTERNS", "SignFlip", "sign_flip", "smallest_p", "attained_level", "expected_size"]
 
 EXACT_TASKS = 14
 """Up to this many tasks every sign pattern is enumerated (2^14 = 16,384)."""
@@ -38,12 +39,18 @@ def smallest_p(tasks: int, alternative: Alternative = "two-sided") -> float:
     return exact if tasks <= EXACT_TASKS else max(exact, 1 / (SAMPLED_PATTERNS + 1))
 
 
+@lru_cache(maxsize=16)
 def _patterns(tasks: int, seed: int) -> np.ndarray:
+    """The sign patterns of `tasks` tasks (read-only; the same array for the same arguments: every
+    comparison of one report draws the same ones)."""
     if tasks <= EXACT_TASKS:
-        return np.array(list(itertools.product((1.0, -1.0), repeat=tasks)))
-    rng = np.random.default_rng(seed)
-    sampled = rng.choice((1.0, -1.0), size=(SAMPLED_PATTERNS, tasks))
-    return np.vstack([np.ones((1, tasks)), sampled])
+        patterns = np.array(list(itertools.product((1.0, -1.0), repeat=tasks)))
+    else:
+        rng = np.random.default_rng(seed)
+        sampled = rng.choice((1.0, -1.0), size=(SAMPLED_PATTERNS, tasks))
+        patterns = np.vstack([np.ones((1, tasks)), sampled])
+    patterns.flags.writeable = False
+    return patterns
 
 
 @dataclass(frozen=True)
@@ -119,3 +126,77 @@ def sign_flip(values: np.ndarray, seed: int = 0) -> SignFlip:
         return SignFlip(x, np.zeros(1), np.zeros(1))
     patterns = _patterns(x.size, seed)
     return SignFlip(x, patterns @ x, patterns.sum(axis=1))
+
+
+LATTICE = 2520
+"""Per-task values that are multiples of 1/q for some q up to this (a task's mean of 0/1 pair differences
+over q repeats; 2520 = lcm(1, …, 10)) get the exact randomization distribution by convolution."""
+LARGEST_SUM = 1 << 22
+"""A lattice sum beyond this many steps has so many atoms that the test is not discrete: its size is
+the level."""
+LARGEST_PATTERNS = 2000
+"""Values off any lattice: the attained size from the sampled sign patterns up to this many tasks; beyond,
+the level (so many tasks off a lattice leave few ties)."""
+
+
+def _lattice(x: np.ndarray) -> int | None:
+    for q in range(1, LATTICE + 1):
+        if np.all(np.abs(x * q - np.round(x * q)) < 1e-9):
+            return q
+    return None
+
+
+def _lattice_sizes(steps: np.ndarray) -> np.ndarray:
+    """P(|S| = j), j = 0..Σ steps, for S = Σ ±steps_i with every sign pattern equally likely (FFT
+    convolution of one scaled binomial per distinct step)."""
+    total = int(steps.sum())
+    size = 1 << max(1, (2 * total).bit_length())
+    spectrum = np.ones(size // 2 + 1, dtype=complex)
+    for step, n in zip(*np.unique(steps[steps > 0], return_counts=True)):
+        b = np.arange(n + 1)
+        log_pmf = np.concatenate([[0.0], np.cumsum(np.log((n - b[1:] + 1) / b[1:]))]) - n * math.log(2)
+        pmf = np.zeros(size)
+        np.add.at(pmf, ((2 * b - n) * int(step)) % size, np.exp(log_pmf))
+        spectrum *= np.fft.rfft(pmf)
+    dist = np.clip(np.fft.irfft(spectrum, size), 0.0, None)
+    j = np.arange(total + 1)
+    sizes = dist[j] + np.where(j > 0, dist[(-j) % size], 0.0)
+    return sizes / sizes.sum()
+
+
+def attained_level(values: np.ndarray, level: float, seed: int = 0) -> float:
+    """The exact size of the two-sided sign-flip test at `level` given the values' magnitudes: the share
+    of the equally likely sign patterns whose p is at or below `level`.
+
+    A randomization test of few or tied values is discrete: its p-values take a few steps, and the
+    largest step at or below `level` is all the test can spend. Its power is that of a test at this
+    size, not at `level` (the discrete test's "actual significance level": Chernick & Liu 2002). Values
+    on a lattice of step 1/q (q up to LATTICE: completion means over q repeats) get the exact
+    distribution at any number of tasks; other values that of the sign patterns `sign_flip` uses.
+    0 when no pattern passes (all values 0, or too few tasks)."""
+    x = np.abs(np.asarray(values, dtype=float))
+    if x.size == 0 or not np.any(x > 1e-12):
+        return 0.0
+    q = _lattice(x)
+    if (q is not None and float(np.round(x * q).sum()) > LARGEST_SUM) or (q is None and x.size > LARGEST_PATTERNS):
+        return level
+    if q is not None:
+        tail = np.cumsum(_lattice_sizes(np.round(x * q).astype(np.int64))[::-1])[::-1]  # P(|S| >= j)
+    else:
+        sums = np.sort(np.abs(_patterns(x.size, seed) @ x))[::-1]
+        ends = np.r_[sums[1:] < sums[:-1] * (1 - 1e-9) - 1e-12, True]
+        tail = (np.flatnonzero(ends) + 1) / sums.size  # the p of each distinct |sum|
+    passing = tail <= level * (1 + 1e-9)
+    return float(tail[passing].max()) if passing.any() else 0.0
+
+
+def expected_size(values: np.ndarray, tasks: int, level: float, draws: int = 32, seed: int = 0) -> float:
+    """The size the sign-flip test is expected to reach at `level` in a design of `tasks` tasks whose
+    values are like `values`: the mean attained size over `draws` seeded sets of `tasks` values drawn
+    with replacement from them. One set's ties make its size saw-toothed; the mean is that of the
+    design (a task-level bootstrap of the pilot)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0 or tasks < 1:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    return float(np.mean([attained_level(rng.choice(x, tasks), level) for _ in range(draws)]))

@@ -14,7 +14,7 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
-from ctxbench.reports.exact import SignFlip, smallest_p
+from ctxbench.reports.exact import SignFlip, expected_size, smallest_p
 from ctxbench.reports.power import mdd as power_mdd
 from ctxbench.reports.stats import ClusteredMean, VarianceParts
 from ctxbench.reports.tdist import t_cdf
@@ -130,12 +130,15 @@ class Completion:
 
     @property
     def mdd(self) -> float:
-        """Smallest difference the task-level test detects with 80% power at α / family (NaN: the pilot
-        shows no variance, inf: too few tasks)."""
+        """Smallest difference the task-level test detects with 80% power at α / family, counting only the
+        size the sign-flip test is expected to reach there with per-task differences like these (as the
+        plan does; NaN: the pilot shows no variance, inf: too few tasks)."""
         var = self.parts.task_mean_variance(self.parts.repeats)
         if math.isnan(var) or var <= 0:
             return math.inf if self.mean.tasks < 2 else math.nan
-        return power_mdd(math.sqrt(var), self.mean.tasks, self.alpha / self.family, 0.8)
+        level = self.alpha / self.family
+        size = expected_size(self.test.values, self.mean.tasks, level)
+        return power_mdd(math.sqrt(var), self.mean.tasks, level, 0.8, size)
 
     @property
     def design_effect(self) -> float:

@@ -4,12 +4,16 @@ tasks or repeats a given difference would need."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 from ctxbench.harness.errors import InputError
+from ctxbench.reports.exact import expected_size
 from ctxbench.reports.loading import ResultsFolder
+from ctxbench.reports.power import design_power
 from ctxbench.reports.stats import (VarianceParts, min_detectable_difference, repeats_needed, tasks_needed,
                                     variance_parts)
 from ctxbench.reports.summary import split_harness_errors
@@ -34,28 +38,47 @@ class PlanRow:
     family: int = 1
     """Strategies compared with the reference: the verdicts test at α / family (Holm's first step), and so
     does the plan."""
+    per_task: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """The pilot's per-task mean differences: the sign-flip test on values like these is discrete, and
+    the plan counts only the size it can reach (None: planned at `level` itself)."""
 
     @property
     def level(self) -> float:
         """The two-sided level the plan is made at: α / family."""
         return self.alpha / self.family
 
+    def size(self, tasks: int) -> float:
+        """The size the verdicts' sign-flip test is expected to reach at `level` with `tasks` tasks whose
+        per-task differences are like the pilot's (its mean attained size over task-level resamples of
+        the pilot: at most `level`)."""
+        if self.per_task is None or self.per_task.size == 0:
+            return self.level
+        return _attained(self.per_task.tobytes(), tasks, self.level)
+
     @property
     def mdd(self) -> float:
-        """Minimum detectable difference of the pilot's own design at `level` (NaN: no variance seen or not
-        identifiable, inf: too few tasks)."""
-        return min_detectable_difference(self.parts, alpha=self.level, power=self.power)
+        """Minimum detectable difference of the pilot's own design at the test's attained size (NaN: no
+        variance seen or not identifiable, inf: too few tasks)."""
+        return min_detectable_difference(self.parts, alpha=self.level, power=self.power, size=self.size(self.tasks))
+
+    def power_at(self, difference: float) -> float:
+        """The power the pilot's own design has to detect `difference` (NaN where `mdd` is NaN)."""
+        var = self.parts.task_mean_variance(self.repeats)
+        if math.isnan(var) or var <= 0:
+            return math.nan
+        return design_power(math.sqrt(var), difference, self.tasks, self.level, self.size(self.tasks))
 
     @property
     def tasks_needed(self) -> int | None:
         """Tasks needed at the pilot's repeats (None: beyond 100,000 or not identifiable)."""
-        return tasks_needed(self.parts, self.difference, round(self.repeats), self.level, self.power)
+        return tasks_needed(self.parts, self.difference, round(self.repeats), self.level, self.power, size=self.size)
 
     @property
     def repeats_needed(self) -> int | None:
         """Repeats per task needed with the pilot's tasks (None: no number of repeats is enough, or the pilot
-        cannot split its variance into tasks and repeats)."""
-        return repeats_needed(self.parts, self.difference, self.tasks, self.level, self.power)
+        cannot split its variance into tasks and repeats). At the size the pilot's own test reaches: more
+        repeats tie fewer tasks, so this errs on the side of more."""
+        return repeats_needed(self.parts, self.difference, self.tasks, self.level, self.power, size=self.size(self.tasks))
 
     @property
     def identifiable(self) -> bool:
@@ -101,8 +124,15 @@ def plan_rows(runs: pd.DataFrame, reference: str, difference: float, order: list
             continue
         diff = pairs["resolved_cand"].to_numpy(dtype=float) - pairs["resolved_ref"].to_numpy(dtype=float)
         parts = variance_parts(diff, pairs["task_id"].to_numpy())
-        rows.append(PlanRow(s, reference, parts.tasks, parts.repeats, parts, difference, alpha, power, family))
+        per_task = pd.Series(diff).groupby(pairs["task_id"].to_numpy()).mean().to_numpy()
+        rows.append(PlanRow(s, reference, parts.tasks, parts.repeats, parts, difference, alpha, power, family,
+                            per_task))
     return rows
+
+
+@lru_cache(maxsize=1024)
+def _attained(per_task: bytes, tasks: int, level: float) -> float:
+    return expected_size(np.frombuffer(per_task), tasks, level)
 
 
 NOT_IDENTIFIABLE = "not identifiable from this pilot"

@@ -4,6 +4,12 @@ With m strategies compared with one reference, Holm's first step tests at α/m: 
 would claim power the verdicts do not have. The power of T tasks is P(|t'| > t(1 − α/(2m), T − 1))
 for t' noncentral t with T − 1 degrees of freedom and noncentrality δ·√T / sd (exact, not the normal
 approximation). Fewer tasks than the sign-flip test needs to reach α/m have no power at all.
+
+The verdicts' test is the sign-flip test over tasks, which is discrete where per-task values are few or
+tied (completion differences of 0/1 outcomes over a few repeats): at level α/m it can spend only its
+attained size (`ctxbench.reports.exact.attained_level`), often well below α/m. Given that size, the
+power is the noncentral-t power at it (`size=`): at α/m instead it would claim power the test does not
+have.
 """
 
 from __future__ import annotations
@@ -15,11 +21,17 @@ from statistics import NormalDist
 
 import numpy as np
 
+from typing import Callable
+
 from ctxbench.reports.exact import smallest_p
 from ctxbench.reports.tdist import t_ppf
 
-__all__ = ["nct_sf", "power", "ncp_for_power", "mdd", "enough_tasks", "VarianceParts", "variance_parts",
-           "min_detectable_difference", "tasks_needed", "repeats_needed"]
+__all__ = ["nct_sf", "power", "ncp_for_power", "mdd", "design_power", "enough_tasks", "VarianceParts",
+           "variance_parts", "min_detectable_difference", "tasks_needed", "repeats_needed"]
+
+Size = Callable[[int], float]
+"""The size the test reaches at a level with a given number of tasks (the attained size of a discrete
+test), or None for the level itself."""
 
 _NORMAL_SF = np.vectorize(lambda x: 0.5 * math.erfc(x / math.sqrt(2)))
 
@@ -66,12 +78,23 @@ def enough_tasks(tasks: int, alpha: float) -> bool:
     return tasks >= 2 and smallest_p(tasks) < alpha
 
 
-def mdd(sd: float, tasks: int, alpha: float, wanted: float) -> float:
+def mdd(sd: float, tasks: int, alpha: float, wanted: float, size: float | None = None) -> float:
     """Smallest true mean difference that T tasks with task-mean sd `sd` detect with power `wanted` at
-    two-sided level `alpha`; inf when the tasks are too few for any p below `alpha`."""
-    if not enough_tasks(tasks, alpha):
+    two-sided level `alpha` (by a test whose attained size there is `size`, default `alpha`); inf when
+    the tasks are too few for any p below `alpha` or the test can reach none."""
+    level = alpha if size is None else min(alpha, size)
+    if not enough_tasks(tasks, alpha) or level <= 0:
         return math.inf
-    return ncp_for_power(tasks - 1, alpha, wanted) * sd / math.sqrt(tasks)
+    return ncp_for_power(tasks - 1, level, wanted) * sd / math.sqrt(tasks)
+
+
+def design_power(sd: float, difference: float, tasks: int, alpha: float, size: float | None = None) -> float:
+    """Power of T tasks with task-mean sd `sd` to detect `difference` at two-sided `alpha` (attained size
+    `size`, default `alpha`): 0 with too few tasks for any p below `alpha`."""
+    level = alpha if size is None else min(alpha, size)
+    if not enough_tasks(tasks, alpha) or level <= 0:
+        return 0.0
+    return power(difference * math.sqrt(tasks) / sd, tasks - 1, level)
 
 
 @dataclass(frozen=True)
@@ -128,13 +151,14 @@ def variance_parts(values: np.ndarray, clusters: np.ndarray) -> VarianceParts:
 
 
 def min_detectable_difference(parts: VarianceParts, tasks: int | None = None, repeats: float | None = None,
-                              alpha: float = 0.05, power: float = 0.8) -> float:
+                              alpha: float = 0.05, power: float = 0.8, size: float | None = None) -> float:
     """Smallest true difference the task-level test detects with the given power at two-sided `alpha`
     (pass α / m for m strategies compared with one reference, the level of Holm's first step).
 
     The exact noncentral-t power of T tasks with r repeats each (default: the pilot's design), task-mean
-    variance sigma_b² + sigma_w² / r. A simulation in the tests checks that a difference of this size is
-    detected with the stated power.
+    variance sigma_b² + sigma_w² / r, at the test's attained `size` where it is discrete (default
+    `alpha`). A simulation in the tests checks that a difference of this size is detected with the
+    stated power.
 
     Returns:
         The difference as a proportion (0.2 = 20 points); `inf` with too few tasks for any p below `alpha`;
@@ -147,13 +171,15 @@ def min_detectable_difference(parts: VarianceParts, tasks: int | None = None, re
         return math.inf
     if math.isnan(var) or var <= 0:
         return math.nan
-    return mdd(math.sqrt(var), tasks, alpha, power)
+    return mdd(math.sqrt(var), tasks, alpha, power, size)
 
 
 def tasks_needed(parts: VarianceParts, difference: float, repeats: float | None = None, alpha: float = 0.05,
-                 power: float = 0.8, limit: int = 100_000) -> int | None:
-    """Fewest tasks (each run `repeats` times) whose MDD is at most `difference`; None beyond `limit` or
-    when the variance at `repeats` is not identifiable from the pilot."""
+                 power: float = 0.8, limit: int = 100_000, size: Size | None = None) -> int | None:
+    """Fewest tasks (each run `repeats` times) whose MDD is at most `difference`, at the attained
+    `size(tasks)` of a discrete test (default `alpha`); None beyond `limit` or when the variance at
+    `repeats` is not identifiable from the pilot. With `size`, the fewest found by bisection over the
+    tasks (a discrete test's power is saw-toothed in the tasks: a count a few below may also do)."""
     repeats = parts.repeats if repeats is None else repeats
     var = parts.task_mean_variance(repeats)
     if math.isnan(var) or var <= 0 or difference <= 0:
@@ -163,26 +189,45 @@ def tasks_needed(parts: VarianceParts, difference: float, repeats: float | None 
     start = max(2, int((z * sd / difference) ** 2) - 2)
     if start > limit:
         return None
-    for t in range(start, limit + 1):
-        if mdd(sd, t, alpha, power) <= difference:
-            return t
-    return None
+    if size is None:
+        for t in range(start, limit + 1):
+            if mdd(sd, t, alpha, power) <= difference:
+                return t
+        return None
+    nominal = tasks_needed(parts, difference, repeats, alpha, power, limit)
+    if nominal is None:
+        return None
+
+    def enough(t: int) -> bool:
+        return design_power(sd, difference, t, alpha, size(t)) >= power
+
+    low = nominal - 1  # a test at its attained size has no more power than at `alpha`
+    step, high = 1, low + 1
+    while high < limit and not enough(high):
+        low, step = high, 2 * step
+        high = min(limit, low + step)
+    if not enough(high):
+        return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high
 
 
 def repeats_needed(parts: VarianceParts, difference: float, tasks: int | None = None, alpha: float = 0.05,
-                   power: float = 0.8, limit: int = 1000) -> int | None:
+                   power: float = 0.8, limit: int = 1000, size: float | None = None) -> int | None:
     """Fewest repeats per task, with `tasks` tasks, whose MDD is at most `difference`; None when no
     number of repeats up to `limit` is enough (the between-task variance alone is too large) or the
-    pilot cannot tell the two parts apart."""
+    pilot cannot tell the two parts apart. `size`: the test's attained size at `alpha`, as for the MDD."""
     tasks = parts.tasks if tasks is None else tasks
     if math.isnan(parts.between) or math.isnan(parts.within):
         return None
-    if not enough_tasks(tasks, alpha) or math.isinf(min_detectable_difference(parts, tasks, limit, alpha, power)):
+    if not enough_tasks(tasks, alpha) or math.isinf(min_detectable_difference(parts, tasks, limit, alpha, power, size)):
         return None
-    if min_detectable_difference(parts, tasks, limit, alpha, power) > difference:
+    if min_detectable_difference(parts, tasks, limit, alpha, power, size) > difference:
         return None
     for r in range(1, limit + 1):
-        found = min_detectable_difference(parts, tasks, r, alpha, power)
+        found = min_detectable_difference(parts, tasks, r, alpha, power, size)
         if not math.isnan(found) and found <= difference:
             return r
     return None
