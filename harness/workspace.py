@@ -23,6 +23,7 @@ did reaches the verdict.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -378,6 +379,8 @@ def _container_env() -> dict[str, str]:
 
 
 def _as_local(result: ProcessResult, workdir: str, root: Path) -> ProcessResult:
-    text = result.output.replace(workdir.rstrip("/") + "/", f"{root}/")
+    """The output with the container's `workdir` written as the workspace's path, as a local run prints
+    it (`/testbed/x.py` -> `<root>/x.py`, a bare `/testbed` -> `<root>`; `/testbed2` stays)."""
+    text = re.sub(re.escape(workdir.rstrip("/")) + r"(?=/|(?![\w-])(?!\.\w))", lambda _: str(root), result.output)
     return ProcessResult(result.exit_code, text, result.timed_out, result.seconds, result.omitted_bytes,
                          result.limit_hit)
