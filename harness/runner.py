@@ -88,6 +88,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     path = resolve_taskset_path(spec.path, config_dir)
     repos = (config_dir / spec.repos) if spec.repos else None
     taskset = load_taskset(path, repos).select(spec.ids, spec.include_tags, spec.exclude_tags, spec.limit)
+    check_agents_run_here(config, taskset)
     system_prompt = config.resolved_system_prompt(config_dir)
     try:
         budget = make_budget(config, system_prompt)
@@ -119,6 +120,28 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     return RunContext(config, taskset, system_prompt, interpreters,
                       choose_sandbox(config.sandbox, hide=(*taskset.folders(), repos, out)), out, experiment_id, fixed,
                       resolve_prices(config.model), agents)
+
+
+def check_agents_run_here(config: ExperimentConfig, taskset: Taskset) -> None:
+    """An external agent runs on this machine, in the run's folder: never for a task whose runs are
+    containers (its commands and test runs would not see the image's environment).
+
+    Raises:
+        InputError: naming the arm, its agent and the first such tasks.
+    """
+    contained = [t.id for t in taskset.tasks if t.container is not None]
+    if not contained:
+        return
+    for arm in config.strategies:
+        agent = config.agent_of(arm)
+        if agent.builtin:
+            continue
+        where = f"strategies[{arm.key}].agent" if arm.agent else "agent"
+        more = f" and {len(contained) - 3} more" if len(contained) > 3 else ""
+        raise InputError(f"{where}: the external agent {agent.label} would run on this machine, outside the "
+                         f"containers of backend docker (tasks {', '.join(contained[:3])}{more}), so its commands "
+                         "and test runs would not see the image; with docker only agent: builtin runs "
+                         "(docs/environments.md)")
 
 
 def check_output_dir(out: Path, key: str) -> None:

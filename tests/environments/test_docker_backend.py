@@ -113,3 +113,21 @@ def _ctxbench() -> list[str]:
     import sys
     from pathlib import Path
     return [str(Path(sys.executable).parent / "ctxbench")]
+
+
+def test_an_external_agent_with_a_docker_environment_is_one_line_and_exit_2(tmp_path, smoke_dir):
+    """An external agent runs on this machine, not in the run's container: refused before anything runs."""
+    path = smoke_instances(tmp_path, smoke_dir, {"backend": "docker", "image": "ctxbench-any:image"})
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(json.dumps({"name": "x", "taskset": {"path": str(path), "repos": str(tmp_path / "repos")},
+                               "strategies": [{"name": "baseline"},
+                                              {"name": "baseline", "agent": {"name": "mine", "command": ["true"]}}],
+                               "repeats": 1, "sandbox": "none"}))
+    out = tmp_path / "out"
+    result = subprocess.run([*_ctxbench(), "run", str(exp), "--output", str(out)], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: strategies[mine/baseline].agent: the external agent "
+                                                   "mine would run on this machine"), lines
+    assert "acme__calc-median-even-length" in lines[0] and "agent: builtin" in lines[0]
+    assert not out.exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import uuid
 from pathlib import Path
@@ -55,8 +56,11 @@ def built(image, tmp_path_factory):
     finally:
         subprocess.run(["docker", "rm", "-f", box], capture_output=True)
     os.remove(repo / "_speedups.py")
-    subprocess.run(["rm", "-rf", str(repo / "build")], check=True)
+    shutil.rmtree(repo / "build")
     yield name, repo, base, patch
+    tree = image_tree(Container(name), cache_dir() / "image-trees")  # this image's copy goes with it
+    if tree is not None:
+        shutil.rmtree(tree.parent)
     subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
 
 
