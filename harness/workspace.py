@@ -45,7 +45,7 @@ from ctxbench.harness.testenv import cache_dir, test_argv, test_env_vars
 from ctxbench.harness.unidiff import patch_paths
 
 __all__ = ["prepare_template", "remove_templates", "base_evaluation", "sweep_stale", "sweep_leftovers", "work_root",
-           "Workspace", "DockerWorkspace", "OUT_DIR", "container_slots", "TestOutcome", "Evaluation", "parse_junit", "GitError", "git", "patch_paths"]
+           "Workspace", "DockerWorkspace", "OUT_DIR", "container_slots", "container_env", "TestOutcome", "Evaluation", "parse_junit", "GitError", "git", "patch_paths"]
 
 
 @dataclass
@@ -326,7 +326,7 @@ class DockerWorkspace(Workspace):
         argv = self.command(test_ids)
         if junit is not None:
             argv.append(f"--junitxml={OUT_DIR}/{junit.name}")
-        result = exec_in(self.container, argv, timeout_s, _container_env(), self.output_cap)
+        result = exec_in(self.container, argv, timeout_s, container_env(), self.output_cap)
         return _as_local(result, self.spec.workdir, self.root)
 
     def evaluate(self, timeout_s: float) -> Evaluation:
@@ -350,11 +350,11 @@ class DockerWorkspace(Workspace):
             applied = self.apply_patch(self.task.test_patch or "")
             junit = self.out_dir / "junit.xml"
             argv = [*self.command(self._evaluation_targets()), f"--junitxml={OUT_DIR}/{junit.name}"]
-            result = run_once(self.spec, argv, self._mounts(), timeout_s, _container_env(), self.output_cap,
+            result = run_once(self.spec, argv, self._mounts(), timeout_s, container_env(), self.output_cap,
                               container_slots())
             return self.judge_junit(junit, applied, result)
         (self.out_dir / "eval.sh").write_text(eval_script(self.task, grading))
-        result = run_once(self.spec, ["bash", f"{OUT_DIR}/eval.sh"], self._mounts(), timeout_s, _container_env(),
+        result = run_once(self.spec, ["bash", f"{OUT_DIR}/eval.sh"], self._mounts(), timeout_s, container_env(),
                           EVAL_LOG_CAP, container_slots())
         log = self.out_dir / "eval.log"
         log.write_text(result.output)
@@ -372,7 +372,7 @@ def container_slots() -> Path:
     return cache_dir() / "container-slots"
 
 
-def _container_env() -> dict[str, str]:
+def container_env() -> dict[str, str]:
     """The tests' fixed environment, less what the image sets itself (PATH, HOME)."""
     env = test_env_vars(Path(tempfile.gettempdir()))
     return {k: v for k, v in env.items() if k not in ("PATH", "HOME")}

@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "ctxbench.harness.results_folder", "ctxbench.harness.unidiff",
                  "ctxbench.harness.shell_reading", "ctxbench.harness.chat_history",
                  "ctxbench.harness.redact", "ctxbench.harness.placeholders", "ctxbench.harness.summaries",
-                 "ctxbench.harness.agent_config", "ctxbench.harness.relay", "ctxbench.harness.concurrency",
+                 "ctxbench.harness.agent_config", "ctxbench.harness.relay", "ctxbench.harness.docker_standin", "ctxbench.harness.concurrency",
                  "ctxbench.harness.model_section")),
     ("strategies, models, tools", ("ctxbench.strategies", "ctxbench.strategies.", "ctxbench.harness.models",
                                    "ctxbench.harness.models.", "ctxbench.harness.tools",
