@@ -2,7 +2,7 @@
 
 `python benchmarks/docker_overhead.py [--image IMAGE] [--repeats N] [--rounds R]` runs the smoke
 taskset (baseline, the simulator, 1 worker) locally and in containers from IMAGE (default
-ctxbench-test:bookworm, built by tests/environments/build_image.sh), alternated for R rounds, and
+the image tests/environments/build_image.sh builds, named by `build_image.sh --tag`), alternated for R rounds, and
 times the container operations a run makes on their own. The last line holds the figures:
 
 - `local_run_s`, `docker_run_s`: median wall time per run (the round's wall time ÷ its runs);
@@ -71,11 +71,14 @@ def container_figures(image: str, samples: int) -> tuple[float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--image", default="ctxbench-test:bookworm")
+    parser.add_argument("--image", default=None, help="default: the test image (build_image.sh --tag)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--samples", type=int, default=5)
     args = parser.parse_args()
+    if args.image is None:
+        args.image = subprocess.run(["bash", str(ROOT / "tests" / "environments" / "build_image.sh"), "--tag"],
+                                    check=True, capture_output=True, text=True).stdout.strip()
     problem = image_problem(args.image)
     if problem:
         raise SystemExit(f"docker_overhead: {problem}")

@@ -7,12 +7,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["AgentSpec", "BUILTIN", "arm_key", "PLACEHOLDERS"]
+__all__ = ["AgentSpec", "BUILTIN", "arm_key", "PLACEHOLDERS", "CONTAINER_PLACEHOLDERS"]
 
 BUILTIN = "builtin"
 
 PLACEHOLDERS = ("{statement}", "{statement_file}", "{model}", "{base_url}", "{workspace}")
 """What an agent's command and environment may contain, replaced for each run (docs/agents.md)."""
+CONTAINER_PLACEHOLDERS = ("{docker}", "{image}", "{workdir}")
+"""Placeholders for a task with `backend: docker` only: the stand-in `docker` that reaches the run's
+container, the task's image and its workdir (docs/environments.md). An agent that names `{docker}` or
+`{image}` takes the container; only such an agent runs docker-backed tasks."""
 
 
 class AgentSpec(BaseModel):
@@ -22,7 +26,7 @@ class AgentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str | None = Field(None, description="Name in results; default `builtin`, or the command's program name.")
-    command: list[str] | None = Field(None, min_length=1, description="The agent's command line (argv); none for the builtin loop. Placeholders: {statement}, {statement_file}, {model}, {base_url}, {workspace}; the statement is also on its standard input.")
+    command: list[str] | None = Field(None, min_length=1, description="The agent's command line (argv); none for the builtin loop. Placeholders: {statement}, {statement_file}, {model}, {base_url}, {workspace}, and for backend docker {docker}, {image}, {workdir}; the statement is also on its standard input.")
     env: dict[str, str] = Field(default_factory=dict, description="Variables set for the agent (placeholders allowed), besides OPENAI_BASE_URL, OPENAI_API_KEY and CTXBENCH_MODEL.")
     version_command: list[str] | None = Field(None, min_length=1, description="Prints the agent's installed version; its output is a fixed variable.")
     config_files: list[str] = Field(default_factory=list, description="The agent's own config files (relative to the experiment file): their content is a fixed variable.")
@@ -47,6 +51,17 @@ class AgentSpec(BaseModel):
     @property
     def builtin(self) -> bool:
         return self.command is None
+
+    @property
+    def takes_container(self) -> bool:
+        """Whether the agent runs its commands in a container it is given: its command or environment
+        names `{docker}` or `{image}`."""
+        return bool({"{docker}", "{image}"} & set(self.container_placeholders()))
+
+    def container_placeholders(self) -> list[str]:
+        """The container placeholders its command and environment name."""
+        words = [*(self.command or ()), *self.env.values()]
+        return [p for p in CONTAINER_PLACEHOLDERS if any(p in w for w in words)]
 
     @property
     def label(self) -> str:

@@ -11,21 +11,29 @@ every process shares (the workspace gives `$CTXBENCH_CACHE/container-slots`).
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
 import os
+import selectors
 import shutil
+import socketserver
+import struct
 import subprocess
+import tarfile
+import tempfile
 import time
 import uuid
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Iterator
 
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.sandbox import ProcessResult, ResourceLimits, Sandbox, owner_tag, process_start, run_contained
 from ctxbench.harness.taskset_records import Container
 
-__all__ = ["LABEL", "docker_problem", "image_problem", "start_container", "exec_in", "run_once",
-           "remove_container", "sweep_containers", "acquire_slot", "container_slot", "max_containers", "owned_containers"]
+__all__ = ["LABEL", "docker_problem", "image_problem", "image_id", "image_tree", "start_container", "exec_in",
+           "run_once", "remove_container", "sweep_containers", "acquire_slot", "container_slot", "max_containers",
+           "owned_containers", "serve_exec"]
 
 LABEL = "ctxbench.owner"
 _CLIENT = Sandbox("none", limits=ResourceLimits(address_space=1 << 40, processes=4096))
@@ -59,6 +67,119 @@ def image_problem(image: str) -> str | None:
     if _docker("image", "inspect", "--format", "{{.Id}}", image, timeout_s=60).returncode != 0:
         return f"docker image {image} is not present (docker pull it, or build it; see docs/environments.md)"
     return None
+
+
+_IMAGE_IDS: dict[str, str] = {}
+
+
+def image_id(image: str) -> str:
+    """The image's id (`sha256:...`), asked of docker once per process and image name.
+
+    Raises:
+        RuntimeError: docker does not know the image.
+    """
+    if image not in _IMAGE_IDS:
+        found = _docker("image", "inspect", "--format", "{{.Id}}", image, timeout_s=60)
+        if found.returncode != 0:
+            raise RuntimeError(f"docker image {image} is not present: {found.stderr.strip()[:300]}")
+        _IMAGE_IDS[image] = found.stdout.strip()
+    return _IMAGE_IDS[image]
+
+
+def image_tree(spec: Container, cache: Path) -> Path | None:
+    """The image's own `workdir` (e.g. /testbed), as the image has it: what it built in place there
+    (compiled extensions, generated files) included. Copied out of a container created (never
+    started) from the image, once per image id and workdir on this machine, and kept under `cache`
+    for every later run and process; None when the image has no such folder.
+
+    Only folders, regular files and symlinks are kept (links as links, as in the image); the image's
+    own `.git` too (the caller decides what to take).
+
+    Raises:
+        RuntimeError: docker could not create the container or copy the folder out.
+    """
+    workdir = PurePosixPath(spec.workdir)
+    if not workdir.is_absolute() or workdir == PurePosixPath("/"):
+        return None
+    ident = image_id(spec.image).rpartition(":")[2][:16]
+    key = f"{ident}-{hashlib.sha256(str(workdir).encode()).hexdigest()[:8]}"
+    target = cache / key
+    if (target / ".complete").exists():
+        return target / "tree" if (target / "tree").is_dir() else None
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one copier; the others wait and then find it complete
+        if not (target / ".complete").exists():
+            partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=cache))
+            try:
+                found = _copy_out(spec.image, str(workdir), partial / "tree")
+                (partial / ".complete").write_text(f"{spec.image}\n{workdir}\n{'' if found else 'absent'}\n")
+                shutil.rmtree(target, ignore_errors=True)
+                os.rename(partial, target)
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
+    return target / "tree" if (target / "tree").is_dir() else None
+
+
+def _copy_out(image: str, workdir: str, dest: Path) -> bool:
+    """Extract `workdir` of a container created from `image` into `dest`; False if the image has none."""
+    name = _name("copy")
+    made = _docker("create", "--name", name, "--label", f"{LABEL}={owner_tag()}", "--network", "none",
+                   "--entrypoint", "true", image)
+    if made.returncode != 0:
+        remove_container(name)
+        raise RuntimeError(f"docker could not create a container from {image}: {made.stderr.strip()[:500]}")
+    top = PurePosixPath(workdir).name
+    try:
+        with subprocess.Popen(["docker", "cp", f"{name}:{workdir}", "-"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            try:
+                with tarfile.open(fileobj=proc.stdout, mode="r|") as archive:
+                    for member in archive:
+                        rel = _member_path(member, top)
+                        if rel is None:
+                            continue
+                        member.name = rel
+                        if member.islnk():
+                            linked = _member_path_name(member.linkname, top)
+                            if linked is None:
+                                continue
+                            member.linkname = linked
+                        if _FILTERS:  # screened above; links to absolute paths are the image's, kept
+                            archive.extract(member, dest, filter="fully_trusted")
+                        else:
+                            archive.extract(member, dest)
+            except tarfile.ReadError:
+                pass  # no archive at all: docker said why on stderr
+            error = proc.stderr.read().decode(errors="replace")
+        if proc.returncode != 0:
+            if "Could not find the file" in error or "No such" in error:
+                return False
+            raise RuntimeError(f"docker could not copy {workdir} out of {image}: {error.strip()[:500]}")
+    finally:
+        remove_container(name)
+    dest.mkdir(parents=True, exist_ok=True)
+    return True
+
+
+_FILTERS = hasattr(tarfile, "fully_trusted_filter")
+"""Whether this Python's tarfile takes extraction filters (3.11.4 on)."""
+
+
+def _member_path_name(name: str, top: str) -> str | None:
+    parts = PurePosixPath(name).parts
+    if not parts or parts[0] != top or any(p in ("..", "") for p in parts) or len(parts) == 1:
+        return None
+    return str(PurePosixPath(*parts[1:]))
+
+
+def _member_path(member: tarfile.TarInfo, top: str) -> str | None:
+    """The member's path inside the workdir, or None for the workdir itself, a path that leaves it and
+    anything but a folder, regular file or link."""
+    if not (member.isdir() or member.isreg() or member.issym() or member.islnk()):
+        return None
+    return _member_path_name(member.name, top)
 
 
 def max_containers() -> int:
@@ -198,3 +319,87 @@ def sweep_containers() -> int:
         remove_container(name)
         removed += 1
     return removed
+
+
+class _ExecServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    container: str
+    env: dict[str, str]
+    deadline: float
+    output_cap: int
+
+
+class _ExecHandler(socketserver.StreamRequestHandler):
+    """One command of the docker stand-in (ctxbench.harness.docker_standin): run it in the container by
+    `docker exec`, its standard output and error sent back as frames, then its exit code."""
+
+    server: _ExecServer
+
+    def handle(self) -> None:
+        try:
+            request = json.loads(self.rfile.readline(1 << 20))
+            argv, workdir, env = request["argv"], request.get("workdir") or "", request.get("env") or {}
+            if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
+                    and isinstance(workdir, str) and isinstance(env, dict)
+                    and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+                raise ValueError("expected argv (a list of strings), workdir and env")
+        except (ValueError, KeyError, TypeError) as exc:
+            self._frame(b"e", f"docker: bad request: {exc}\n".encode())
+            self._frame(b"x", 125)
+            return
+        if workdir and not workdir.startswith("/"):
+            self._frame(b"e", f"docker: the working directory {workdir!r} is not an absolute path\n".encode())
+            self._frame(b"x", 125)
+            return
+        left = self.server.deadline - time.monotonic()
+        if left <= 1:
+            self._frame(b"e", b"docker: the run's time is up\n")
+            self._frame(b"x", 124)
+            return
+        server = self.server
+        command = ["docker", "exec", *(["--workdir", workdir] if workdir else []),
+                   *_env_args({**server.env, **env}), server.container, *_timed(argv, left)]
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        sent, gone = 0, False
+        with selectors.DefaultSelector() as streams:
+            streams.register(proc.stdout, selectors.EVENT_READ, b"o")
+            streams.register(proc.stderr, selectors.EVENT_READ, b"e")
+            while streams.get_map():
+                for key, _ in streams.select():
+                    data = os.read(key.fd, 65536)
+                    if not data:
+                        streams.unregister(key.fileobj)
+                        continue
+                    keep = data[:max(0, server.output_cap - sent)]
+                    sent += len(data)
+                    if keep and not gone:
+                        try:
+                            self._frame(key.data, keep)
+                        except OSError:  # the agent stopped waiting (its own timeout): stop the command
+                            gone = True
+                            proc.kill()
+        code = proc.wait()
+        if not gone:
+            if sent > server.output_cap:
+                self._frame(b"e", f"\n[docker: {sent - server.output_cap} bytes of output omitted]\n".encode())
+            self._frame(b"x", code)
+
+    def _frame(self, kind: bytes, body: bytes | int) -> None:
+        if isinstance(body, int):
+            self.wfile.write(kind + struct.pack("!i", body))
+        else:
+            self.wfile.write(kind + struct.pack("!i", len(body)) + body)
+        self.wfile.flush()
+
+
+def serve_exec(container: str, path: Path, env: dict[str, str], deadline: float,
+               output_cap: int) -> socketserver.BaseServer:
+    """Serve the docker stand-in's commands on the Unix socket `path`: each runs in `container` (and no
+    other), with `env` under what the command sets, killed inside the container when the run's time
+    (`deadline`, monotonic) is up; at most `output_cap` bytes of each command's output are passed on.
+    The caller runs `serve_forever` in a thread and shuts it down."""
+    server = _ExecServer(str(path), _ExecHandler)
+    os.chmod(path, 0o777)  # the agent's jail may map it to another user; the folder is the run's alone
+    server.container, server.env, server.deadline, server.output_cap = container, env, deadline, output_cap
+    return server

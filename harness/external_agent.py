@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import os
 import secrets
 import shutil
@@ -22,12 +23,13 @@ import threading
 import time
 from pathlib import Path
 
-from ctxbench.harness import relay
+from ctxbench.harness import docker_standin, relay
 from ctxbench.harness.agent import AgentOutcome
 from ctxbench.harness.agent_config import AgentSpec
 from ctxbench.harness.agent_route import AgentRoute
 from ctxbench.harness.chat_server import make_unix_server
 from ctxbench.harness.config import ExperimentConfig
+from ctxbench.harness.docker_env import serve_exec
 from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import History, Task, TranscriptEnd
@@ -36,7 +38,7 @@ from ctxbench.harness.sandbox import Sandbox, run_contained
 from ctxbench.harness.testenv import test_env_vars
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.transcript import TranscriptWriter
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.workspace import DockerWorkspace, Workspace, container_env
 from ctxbench.harness.workspace_files import WorkspaceFiles
 from ctxbench.strategies.hook import StrategyHook
 from ctxbench.strategies.registry import StrategyServices
@@ -47,6 +49,7 @@ ERROR_TAIL_BYTES = 4000
 """How much of a failed agent's output its run keeps (the end, where the error is)."""
 
 _RELAY_SOURCE = inspect.getsource(relay)
+_STANDIN_SOURCE = inspect.getsource(docker_standin)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,12 +86,20 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
     server = make_unix_server(route, folder / "gateway.sock", token)
     serving = threading.Thread(target=server.serve_forever, name="agent-route", daemon=True)
     serving.start()
+    executing = None
+    if isinstance(ws, DockerWorkspace) and ws.container is not None:  # the agent's `docker` reaches this one
+        executing = serve_exec(ws.container, folder / "container.sock", container_env(), deadline,
+                               config.limits.tool_output_bytes)
+        threading.Thread(target=executing.serve_forever, name="agent-container", daemon=True).start()
     try:
         result = _contained(run, ws, folder, statement, token, deadline)
     finally:
         server.shutdown()
         server.server_close()
         serving.join()
+        if executing is not None:
+            executing.shutdown()
+            executing.server_close()
     route.flush()
     _clear_beside_repo(ws)
     if route.fatal is not None:
@@ -114,13 +125,20 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
     home.mkdir(exist_ok=True)
     values = {"{statement}": statement.read_text(), "{statement_file}": str(statement), "{model}": model_name,
               "{workspace}": str(ws.root)}
+    python = run.python
+    if isinstance(ws, DockerWorkspace) and ws.container is not None:
+        bin_dir = _docker_folder(folder, ws.container)
+        values.update({"{docker}": str(bin_dir / "docker"), "{image}": ws.spec.image, "{workdir}": ws.spec.workdir})
+        python = sys.executable  # what the stand-in runs with: the relay's own interpreter, in the jail already
+    else:
+        bin_dir = _python_folder(folder, run.python)
     env = {**test_env_vars(home),  # the agent's own test runs run as ctxbench's do: no caches, fixed hash seed
-           "PATH": f"{_python_folder(folder, run.python)}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+           "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
            **{k: _fill(v, values) for k, v in agent.env.items()},
            "OPENAI_API_KEY": token, "CTXBENCH_MODEL": model_name}
     argv = [sys.executable, "-I", "-c", _RELAY_SOURCE, str(folder / "gateway.sock"), str(statement),
             str(folder / "stop"), "--", *(_fill(w, values) for w in agent.command)]
-    sandbox = dataclasses.replace(run.sandbox, keep=kept_folders(agent.command, run.python))
+    sandbox = dataclasses.replace(run.sandbox, keep=kept_folders(agent.command, python))
     timeout = max(1.0, deadline - time.monotonic())
     try:
         return run_contained(argv, ws.root, timeout, env, sandbox, run.config.limits.tool_output_bytes,
@@ -153,6 +171,19 @@ def _python_folder(folder: Path, python: str) -> Path:
     bin_dir.mkdir(exist_ok=True)
     for name in ("python", "python3"):
         (bin_dir / name).symlink_to(python)
+    return bin_dir
+
+
+def _docker_folder(folder: Path, container: str) -> Path:
+    """A folder whose `docker` is the stand-in that reaches only the run's container
+    (ctxbench.harness.docker_standin), first on the agent's PATH."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    source = (_STANDIN_SOURCE.replace('"@SOCKET@"', json.dumps(str(folder / "container.sock")))
+              .replace('"@CONTAINER@"', json.dumps(container)))
+    standin = bin_dir / "docker"
+    standin.write_text(f"#!{sys.executable} -I\n{source}")
+    standin.chmod(0o755)
     return bin_dir
 
 

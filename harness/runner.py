@@ -88,6 +88,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     path = resolve_taskset_path(spec.path, config_dir)
     repos = (config_dir / spec.repos) if spec.repos else None
     taskset = load_taskset(path, repos).select(spec.ids, spec.include_tags, spec.exclude_tags, spec.limit)
+    check_agents_run_here(config, taskset)
     system_prompt = config.resolved_system_prompt(config_dir)
     try:
         budget = make_budget(config, system_prompt)
@@ -119,6 +120,35 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     return RunContext(config, taskset, system_prompt, interpreters,
                       choose_sandbox(config.sandbox, hide=(*taskset.folders(), repos, out)), out, experiment_id, fixed,
                       resolve_prices(config.model), agents)
+
+
+def check_agents_run_here(config: ExperimentConfig, taskset: Taskset) -> None:
+    """An external agent runs on this machine, in the run's folder. For a task whose runs are
+    containers it must take the run's container (name `{docker}` or `{image}`: its commands then run
+    there, docs/environments.md), else its commands and test runs would not see the image; and the
+    container placeholders mean nothing for a local task.
+
+    Raises:
+        InputError: naming the arm, its agent and the first such tasks.
+    """
+    contained = [t.id for t in taskset.tasks if t.container is not None]
+    local = [t.id for t in taskset.tasks if t.container is None]
+    for arm in config.strategies:
+        agent = config.agent_of(arm)
+        if agent.builtin:
+            continue
+        where = f"strategies[{arm.key}].agent" if arm.agent else "agent"
+        if contained and not agent.takes_container:
+            more = f" and {len(contained) - 3} more" if len(contained) > 3 else ""
+            raise InputError(f"{where}: the external agent {agent.label} would run on this machine, outside the "
+                             f"containers of backend docker (tasks {', '.join(contained[:3])}{more}): give it the "
+                             "run's container with {docker} (or {image}) in its command or env, or use agent: "
+                             "builtin (docs/environments.md)")
+        named = agent.container_placeholders()
+        if local and named:
+            more = f" and {len(local) - 3} more" if len(local) > 3 else ""
+            raise InputError(f"{where}: the container placeholders {', '.join(named)} mean nothing for tasks "
+                             f"{', '.join(local[:3])}{more} (backend local: no container)")
 
 
 def check_output_dir(out: Path, key: str) -> None:

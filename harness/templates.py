@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxbench.harness.evaluation import Evaluation
-from ctxbench.harness.docker_env import sweep_containers
+from ctxbench.harness.docker_env import image_tree, sweep_containers
 from ctxbench.harness.gitcmd import GitError, checkout_tree, git
 from ctxbench.harness.paths import check_repository
 from ctxbench.harness.records import Task
 from ctxbench.harness.sandbox import Sandbox, owner_tag, process_start, sweep_cgroups
+from ctxbench.harness.testenv import cache_dir
 
-__all__ = ["IGNORED", "work_root", "prepare_template", "template_state", "remove_templates", "tree_state",
+__all__ = ["IGNORED", "work_root", "prepare_template", "image_overlay", "template_state", "remove_templates", "tree_state",
            "copy_tree", "snapshot", "template_snapshot", "BASE_EVALUATIONS", "sweep_stale", "Leftovers",
            "sweep_leftovers"]
 
@@ -34,7 +35,7 @@ IGNORED = ("__pycache__", "*.pyc", ".pytest_cache")
 FileState = tuple[int, int, int]
 """(size, mtime in ns, mode) of a file."""
 
-_TEMPLATES: dict[tuple[str, str | None], Path] = {}
+_TEMPLATES: dict[tuple[str, str | None, str | None, str | None], Path] = {}
 _TEMPLATE_STATE: dict[Path, dict[str, FileState]] = {}
 _SNAPSHOTS: dict[Path, dict[str, tuple[int, ...]] | None] = {}
 BASE_EVALUATIONS: dict[tuple[Path, str, str, float, Sandbox], Evaluation] = {}
@@ -58,11 +59,18 @@ def work_root() -> Path:
 def prepare_template(task: Task) -> Path:
     """The task's base repository as a git repo, built once per process and copied for each run.
 
-    The cache is keyed by (repository folder, base commit): it holds while the taskset does not
-    change under a running experiment (its content hash was taken when the experiment started).
-    A template is never written after it is built: every run works on its own copy.
+    The cache is keyed by (repository folder, base commit, image, workdir): it holds while the taskset
+    does not change under a running experiment (its content hash was taken when the experiment
+    started). A template is never written after it is built: every run works on its own copy.
+
+    A task with a container gets, besides the base, what its image holds in `workdir` and the base
+    does not (what the image built in place: compiled extensions, generated files; `image_overlay`),
+    so that the container sees the image's workdir as the image has it. Those files are not part of
+    the base commit and git ignores them (the template's .git/info/exclude names each), so they are
+    never in a patch.
     """
-    key = (str(task.repo_dir), task.base_commit)
+    spec = task.container
+    key = (str(task.repo_dir), task.base_commit, spec.image if spec else None, spec.workdir if spec else None)
     cached = _TEMPLATES.get(key)
     if cached is not None and cached.exists():
         return cached
@@ -83,12 +91,57 @@ def prepare_template(task: Task) -> Path:
         git(["add", "-A", "--force"], root)
         git(["-c", "core.logAllRefUpdates=false", "commit", "-q", "--no-verify", "-m", "base"], root)
         git(["repack", "-a", "-d", "-n", "-q"], root)  # -d also prunes the loose objects now packed
+        if spec is not None:
+            tree = image_tree(spec, cache_dir() / "image-trees")
+            if tree is not None:
+                added = image_overlay(tree, root)
+                with (root / ".git" / "info" / "exclude").open("a") as fh:
+                    fh.writelines(_literal_pattern(rel) + "\n" for rel in added)
     except BaseException:  # a half-built template is not left behind
         shutil.rmtree(root.parent, ignore_errors=True)
         raise
     _TEMPLATES[key] = root
     _TEMPLATE_STATE[root] = tree_state(root)
     return root
+
+
+def image_overlay(tree: Path, root: Path) -> list[str]:
+    """Copy into `root` what `tree` (an image's workdir, `image_tree`) holds and `root` does not: whole
+    folders and files absent from `root`, links as links; returns their paths relative to `root`
+    (folders end in `/`). The base wins wherever both have a path; the image's `.git` and the IGNORED
+    names are left out."""
+    added: list[str] = []
+
+    def walk(src: str, dst: str, rel: str) -> None:
+        with os.scandir(src) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if (not rel and entry.name == ".git") or any(fnmatch.fnmatch(entry.name, p) for p in IGNORED):
+                    continue
+                if "\n" in entry.name or "\r" in entry.name:
+                    continue  # no exclude line can name it
+                target = os.path.join(dst, entry.name)
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if os.path.lexists(target):
+                    if is_dir and os.path.isdir(target) and not os.path.islink(target):
+                        walk(entry.path, target, f"{rel}{entry.name}/")
+                    continue
+                if is_dir:
+                    copy_tree(entry.path, target)
+                    added.append(f"{rel}{entry.name}/")
+                elif entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    copy_tree_entry(entry, target)
+                    added.append(f"{rel}{entry.name}")
+
+    walk(str(tree), str(root), "")
+    return added
+
+
+def _literal_pattern(rel: str) -> str:
+    """A .gitignore line that matches exactly `rel` (relative to the repository's top)."""
+    body = re.sub(r"([\\*?\[\]])", r"\\\1", rel)
+    if body.endswith(" "):
+        body = body[:-1] + "\\ "
+    return "/" + body
 
 
 def template_state(template: Path) -> dict[str, FileState] | None:
@@ -135,18 +188,22 @@ def copy_tree(src: str, dst: str) -> None:
     os.mkdir(dst)
     with os.scandir(src) as entries:
         for entry in entries:
-            target = os.path.join(dst, entry.name)
-            st = entry.stat(follow_symlinks=False)
-            if stat.S_ISLNK(st.st_mode):
-                os.symlink(os.readlink(entry.path), target)
-                os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
-            elif stat.S_ISDIR(st.st_mode):
-                copy_tree(entry.path, target)
-            elif stat.S_ISREG(st.st_mode):
-                _copy_file(entry.path, target, st)
-            else:
-                raise GitError(f"{entry.path}: not a regular file, folder or symlink")
+            copy_tree_entry(entry, os.path.join(dst, entry.name))
     os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))
+
+
+def copy_tree_entry(entry: os.DirEntry[str], target: str) -> None:
+    """Copy one entry of a folder as `copy_tree` does (a folder with all it holds)."""
+    st = entry.stat(follow_symlinks=False)
+    if stat.S_ISLNK(st.st_mode):
+        os.symlink(os.readlink(entry.path), target)
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+    elif stat.S_ISDIR(st.st_mode):
+        copy_tree(entry.path, target)
+    elif stat.S_ISREG(st.st_mode):
+        _copy_file(entry.path, target, st)
+    else:
+        raise GitError(f"{entry.path}: not a regular file, folder or symlink")
 
 
 def _copy_file(src: str, dst: str, st: os.stat_result) -> None:

@@ -23,6 +23,7 @@ did reaches the verdict.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -44,7 +45,7 @@ from ctxbench.harness.testenv import cache_dir, test_argv, test_env_vars
 from ctxbench.harness.unidiff import patch_paths
 
 __all__ = ["prepare_template", "remove_templates", "base_evaluation", "sweep_stale", "sweep_leftovers", "work_root",
-           "Workspace", "DockerWorkspace", "OUT_DIR", "container_slots", "TestOutcome", "Evaluation", "parse_junit", "GitError", "git", "patch_paths"]
+           "Workspace", "DockerWorkspace", "OUT_DIR", "container_slots", "container_env", "TestOutcome", "Evaluation", "parse_junit", "GitError", "git", "patch_paths"]
 
 
 @dataclass
@@ -325,7 +326,7 @@ class DockerWorkspace(Workspace):
         argv = self.command(test_ids)
         if junit is not None:
             argv.append(f"--junitxml={OUT_DIR}/{junit.name}")
-        result = exec_in(self.container, argv, timeout_s, _container_env(), self.output_cap)
+        result = exec_in(self.container, argv, timeout_s, container_env(), self.output_cap)
         return _as_local(result, self.spec.workdir, self.root)
 
     def evaluate(self, timeout_s: float) -> Evaluation:
@@ -349,11 +350,11 @@ class DockerWorkspace(Workspace):
             applied = self.apply_patch(self.task.test_patch or "")
             junit = self.out_dir / "junit.xml"
             argv = [*self.command(self._evaluation_targets()), f"--junitxml={OUT_DIR}/{junit.name}"]
-            result = run_once(self.spec, argv, self._mounts(), timeout_s, _container_env(), self.output_cap,
+            result = run_once(self.spec, argv, self._mounts(), timeout_s, container_env(), self.output_cap,
                               container_slots())
             return self.judge_junit(junit, applied, result)
         (self.out_dir / "eval.sh").write_text(eval_script(self.task, grading))
-        result = run_once(self.spec, ["bash", f"{OUT_DIR}/eval.sh"], self._mounts(), timeout_s, _container_env(),
+        result = run_once(self.spec, ["bash", f"{OUT_DIR}/eval.sh"], self._mounts(), timeout_s, container_env(),
                           EVAL_LOG_CAP, container_slots())
         log = self.out_dir / "eval.log"
         log.write_text(result.output)
@@ -371,13 +372,15 @@ def container_slots() -> Path:
     return cache_dir() / "container-slots"
 
 
-def _container_env() -> dict[str, str]:
+def container_env() -> dict[str, str]:
     """The tests' fixed environment, less what the image sets itself (PATH, HOME)."""
     env = test_env_vars(Path(tempfile.gettempdir()))
     return {k: v for k, v in env.items() if k not in ("PATH", "HOME")}
 
 
 def _as_local(result: ProcessResult, workdir: str, root: Path) -> ProcessResult:
-    text = result.output.replace(workdir.rstrip("/") + "/", f"{root}/")
+    """The output with the container's `workdir` written as the workspace's path, as a local run prints
+    it (`/testbed/x.py` -> `<root>/x.py`, a bare `/testbed` -> `<root>`; `/testbed2` stays)."""
+    text = re.sub(re.escape(workdir.rstrip("/")) + r"(?=/|(?![\w-])(?!\.\w))", lambda _: str(root), result.output)
     return ProcessResult(result.exit_code, text, result.timed_out, result.seconds, result.omitted_bytes,
                          result.limit_hit)

@@ -1,8 +1,8 @@
 """Fixtures of the docker-backed tests: the locally built image, and SWE-bench-style instances made from
 the smoke taskset.
 
-The tests need a running docker daemon and the image that build_image.sh makes (CI builds it in
-.ci/run). Where either is missing they fail, saying what to do: they are never skipped.
+The tests need a running docker daemon and the image that build_image.sh makes from its current
+recipe (CI builds it in .ci/run; `build_image.sh --tag` names it). Where either is missing they fail, saying what to do: they are never skipped.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import pytest
 from ctxbench.harness.docker_env import image_problem, owned_containers
 from ctxbench.harness.tasks import load_taskset
 
-IMAGE = "ctxbench-test:bookworm"
 BUILD = Path(__file__).with_name("build_image.sh")
+IMAGE = subprocess.run(["bash", str(BUILD), "--tag"], check=True, capture_output=True, text=True).stdout.strip()
+"""The image build_image.sh makes from its current recipe (`ctxbench-test:bookworm-<hash>`)."""
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -14,7 +14,6 @@ from conftest import smoke_instances, write_instances, git_repo
 from ctxbench.harness.cli import cli
 from ctxbench.harness.workspace import DockerWorkspace
 from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.workspace import Workspace
 
 
 def _run(tmp_path, name, path, repos, repeats=2):
@@ -28,30 +27,28 @@ def _run(tmp_path, name, path, repos, repeats=2):
     return out, [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
 
 
-def test_docker_and_local_judge_alike_and_predictions_pass(tmp_path, smoke_dir, image, no_leftover_containers):
-    """Runs in the image judge as local runs do: each docker run's patch, judged by the local backend,
-    gets the outcomes the docker run recorded (the runs themselves may differ: the image's pytest
-    prints its failures a little differently, and the simulator reads what it is shown)."""
+def test_docker_and_local_give_the_same_outcomes_and_predictions_pass(tmp_path, smoke_dir, image,
+                                                                     no_leftover_containers):
+    """The smoke tasks as SWE-bench-style instances, run locally and in the image (2 repeats, the
+    simulator): each run has the same verdict, failure reason and per-test outcomes in both. The
+    image runs the local environment's pytest (image-requirements.txt), so the agent sees the same
+    test output in both and acts alike."""
     local_dir, docker_dir = tmp_path / "local", tmp_path / "docker"
     local_dir.mkdir()
     docker_dir.mkdir()
     local = smoke_instances(local_dir, smoke_dir, None)
     docker = smoke_instances(docker_dir, smoke_dir, {"backend": "docker", "image": image})
     out, docker_runs = _run(docker_dir, "docker", docker, docker_dir / "repos")
-    assert len(docker_runs) == 10
+    _, local_runs = _run(local_dir, "local", local, local_dir / "repos")
+    assert len(docker_runs) == len(local_runs) == 10
     assert not [r for r in docker_runs if r["failure_reason"] in ("harness_error", "taskset_error")]
     assert not [r for r in docker_runs if "grader" in r]  # pytest's JUnit report judged them
     assert sum(r["resolved"] for r in docker_runs) >= 5
 
-    local_tasks = {t.id: t for t in load_taskset(local, local_dir / "repos").tasks}
-    for run in docker_runs:
-        ws = Workspace.create(local_tasks[run["task_id"]], sys.executable)
-        try:
-            assert ws.apply_patch(run["patch"])
-            evaluation = ws.evaluate(120)
-        finally:
-            ws.cleanup()
-        assert (evaluation.resolved, dict(evaluation.tests)) == (run["resolved"], run["tests"]), run["run_id"]
+    def outcomes(runs):
+        return {(r["task_id"], r["repeat"]): (r["resolved"], r["failure_reason"], r["tests"]) for r in runs}
+
+    assert outcomes(docker_runs) == outcomes(local_runs)
 
     exported = CliRunner().invoke(cli, ["export-predictions", str(out), "--repeat", "0"])
     assert exported.exit_code == 0, exported.output
@@ -117,3 +114,94 @@ def _ctxbench() -> list[str]:
     import sys
     from pathlib import Path
     return [str(Path(sys.executable).parent / "ctxbench")]
+
+
+def test_an_external_agent_with_a_docker_environment_is_one_line_and_exit_2(tmp_path, smoke_dir):
+    """An external agent runs on this machine, not in the run's container: refused before anything runs."""
+    path = smoke_instances(tmp_path, smoke_dir, {"backend": "docker", "image": "ctxbench-any:image"})
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(json.dumps({"name": "x", "taskset": {"path": str(path), "repos": str(tmp_path / "repos")},
+                               "strategies": [{"name": "baseline"},
+                                              {"name": "baseline", "agent": {"name": "mine", "command": ["true"]}}],
+                               "repeats": 1, "sandbox": "none"}))
+    out = tmp_path / "out"
+    result = subprocess.run([*_ctxbench(), "run", str(exp), "--output", str(out)], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: strategies[mine/baseline].agent: the external agent "
+                                                   "mine would run on this machine"), lines
+    assert "acme__calc-median-even-length" in lines[0] and "agent: builtin" in lines[0]
+    assert not out.exists()
+
+
+AGENT = r'''#!/bin/bash
+# An external agent with a docker environment of its own, as mini-swe-agent's: it starts "its"
+# container with `docker run -d` and runs every command by `docker exec`. It checks what it sees and
+# exits 1 saying what went wrong.
+set -u
+fail() { echo "agent check failed: $*"; exit 1; }
+[ "$DOCKER" = "$(command -v docker)" ] || fail "the stand-in is not first on PATH"
+id=$(docker run -d --rm --name mine -w "$WORKDIR" "$IMAGE" sleep 2h) || fail "run -d"
+out=$(docker exec -w "$WORKDIR" "$id" bash -lc 'python -c "import more_itertools, sys; print(sys.prefix)"; pwd') \
+    || fail "exec python: $out"
+[ "$out" = "$(printf '/usr\n%s' "$WORKDIR")" ] || fail "not the image's python in $WORKDIR: $out"
+docker exec "$id" bash -lc "echo escaped > /etc/$MARK" || fail "write in the container"
+docker exec "$id" test -e "/etc/$MARK" || fail "the container forgot"
+[ ! -e "/etc/$MARK" ] || fail "the write reached this machine"
+out=$(docker exec -e FOO=bar "$id" bash -c 'echo "$FOO"; echo oops >&2; exit 3' 2>/dev/null); code=$?
+[ "$code" = 3 ] && [ "$out" = bar ] || fail "exit code $code, output $out"
+err=$(docker exec "$id" bash -c 'echo oops >&2' 2>&1 >/dev/null)
+[ "$err" = oops ] || fail "standard error: $err"
+docker ps >/dev/null 2>&1; [ $? = 125 ] || fail "docker ps was not refused"
+docker exec -w "$WORKDIR" "$id" sed -i 's/helo /hello /' greet.py || fail "edit"
+docker stop "$id" >/dev/null || fail "stop"
+'''
+
+
+def test_an_external_agent_with_a_docker_environment_runs_its_commands_in_the_run_s_container(
+        tmp_path, image, no_leftover_containers):
+    """Its `docker` reaches the run's container only: commands run with the image's python in the
+    workdir, their writes outside the repository stay there, edits to the repository are the patch."""
+    repo = tmp_path / "repos" / "acme__greet"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "greet.py").write_text('def greet(name):\n    return "helo " + name\n')
+    (repo / "tests" / "test_greet.py").write_text(
+        "from greet import greet\n\n\ndef test_greet():\n    assert greet('you') == 'hello you'\n")
+    base = git_repo(repo)
+    row = {"instance_id": "acme__greet-1", "repo": "acme/greet", "base_commit": base, "patch": "",
+           "test_patch": "", "problem_statement": "greet() misspells hello.",
+           "FAIL_TO_PASS": ["tests/test_greet.py::test_greet"], "PASS_TO_PASS": [],
+           "test_cmd": "python -m pytest -q", "test_files": ["tests/test_greet.py"]}
+    path = write_instances(tmp_path, [row], {"backend": "docker", "image": image})
+    (tmp_path / "agent.sh").write_text(AGENT)
+    mark = f"ctxbench-agent-{tmp_path.name}"
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(json.dumps({
+        "name": "agent-in-docker", "taskset": {"path": str(path), "repos": str(tmp_path / "repos")},
+        "strategies": [{"name": "baseline"}], "repeats": 1, "workers": 1, "sandbox": "none",
+        "model": {"provider": "sim"},
+        "agent": {"name": "mine", "command": ["bash", "agent.sh"],
+                  "env": {"DOCKER": "{docker}", "IMAGE": "{image}", "WORKDIR": "{workdir}", "MARK": mark}}}))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"])
+    assert result.exit_code == 0, result.output
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert [(r["resolved"], r["failure_reason"]) for r in runs] == [(True, None)], runs[0]["error"]
+    assert runs[0]["patch"].count("diff --git") == 1 and '+    return "hello " + name' in runs[0]["patch"]
+    assert not Path("/etc", mark).exists()
+
+
+def test_container_placeholders_with_a_local_task_are_one_line_and_exit_2(tmp_path, smoke_dir):
+    path = smoke_instances(tmp_path, smoke_dir, None)
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(json.dumps({"name": "x", "taskset": {"path": str(path), "repos": str(tmp_path / "repos")},
+                               "strategies": [{"name": "baseline"}], "repeats": 1, "sandbox": "none",
+                               "agent": {"name": "mine", "command": ["true", "{image}"]}}))
+    out = tmp_path / "out"
+    result = subprocess.run([*_ctxbench(), "run", str(exp), "--output", str(out)], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == ["error: agent: the container placeholders {image} mean nothing for tasks "
+                     "acme__calc-median-even-length, acme__calc-fahrenheit-to-celsius, acme__calc-percentile-upper-bound "
+                     "and 2 more (backend local: no container)"], lines
+    assert not out.exists()
