@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, cast
@@ -238,22 +239,34 @@ def base_evaluation(task: Task, python: str, timeout_s: float, sandbox: Sandbox,
     Precondition: the base's test outcomes depend only on the key: the task's tests give the same
     outcomes each time they run on the same files (a flaky test breaks it: its first outcome is
     reused for every later run); and `ws`, when given, has an empty `diff`. The cache ends with
-    `remove_templates`, as the experiment does.
+    `remove_templates`, as the experiment does. Runs in flight in one process (threads) that ask at
+    once share one evaluation: the first evaluates, the others wait for it.
     """
     key = (prepare_template(task), task.id, python, timeout_s, sandbox)
     cached = BASE_EVALUATIONS.get(key)
     if cached is not None:
         return replace(cached, seconds=0.0)
-    if ws is None:
-        fresh = Workspace.create(task, python, sandbox=sandbox)
-        try:
-            evaluation = fresh.evaluate(timeout_s)
-        finally:
-            fresh.cleanup()
-    else:
-        evaluation = ws.evaluate(timeout_s)
-    BASE_EVALUATIONS[key] = evaluation
+    with _BASE_GUARD:
+        first = _BASE_LOCKS.setdefault(key, threading.Lock())
+    with first:  # runs in flight (threads) that miss together wait for one evaluation, not one each
+        cached = BASE_EVALUATIONS.get(key)
+        if cached is not None:
+            return replace(cached, seconds=0.0)
+        if ws is None:
+            fresh = Workspace.create(task, python, sandbox=sandbox)
+            try:
+                evaluation = fresh.evaluate(timeout_s)
+            finally:
+                fresh.cleanup()
+        else:
+            evaluation = ws.evaluate(timeout_s)
+        BASE_EVALUATIONS[key] = evaluation
     return evaluation
+
+
+_BASE_GUARD = threading.Lock()
+_BASE_LOCKS: dict[tuple[Path, str, str, float, Sandbox], threading.Lock] = {}
+"""One lock per `base_evaluation` key: the first caller evaluates, the others wait for its result."""
 
 
 OUT_DIR = "/ctxbench"

@@ -1,8 +1,10 @@
 """A run that changes nothing is judged on the base's evaluation, run once per task and process."""
 
+import threading
+
 from ctxbench.harness.config import load_config
 from ctxbench.harness.runner import plan_runs, prepare, run_one
-from ctxbench.harness.workspace import remove_templates
+from ctxbench.harness.workspace import Workspace, base_evaluation, remove_templates
 from scripted import ScriptedModel
 
 TASK = "calc-median-even-length"
@@ -61,3 +63,36 @@ def test_the_shared_evaluation_ends_with_the_experiment(experiment_file, tmp_pat
         assert run([FINISH]).test_s > 0
     finally:
         remove_templates()
+
+
+def test_runs_in_flight_that_ask_at_once_share_one_evaluation(experiment_file, tmp_path):
+    """Threads of one worker process reaching the judgement together: one evaluates the base, the
+    others wait for it and get its outcomes (no test command of their own)."""
+    config = load_config(experiment_file(), [f"taskset.ids=[{TASK}]"])
+    ctx = prepare(config, tmp_path, tmp_path / "out")
+    task = ctx.taskset.tasks[0]
+    python, timeout = ctx.interpreters[task.id], config.limits.test_timeout_s
+    workers = 6
+    start = threading.Barrier(workers)
+    results: list = [None] * workers
+
+    def judge(i: int) -> None:
+        ws = Workspace.create(task, python, sandbox=ctx.sandbox)
+        try:
+            start.wait()
+            results[i] = base_evaluation(task, python, timeout, ctx.sandbox, ws)
+        finally:
+            ws.cleanup()
+
+    threads = [threading.Thread(target=judge, args=(i,)) for i in range(workers)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        remove_templates()
+    assert all(r is not None for r in results)
+    assert sum(r.seconds > 0 for r in results) == 1  # one test command ran
+    assert all(r.tests == results[0].tests and r.resolved == results[0].resolved for r in results)
+    assert results[0].tests["tests/test_stats.py::test_median_even_length"] != "passed"
