@@ -78,7 +78,8 @@ class PlanRow:
         """Repeats per task needed with the pilot's tasks (None: no number of repeats is enough, or the pilot
         cannot split its variance into tasks and repeats). At the size the pilot's own test reaches: more
         repeats tie fewer tasks, so this errs on the side of more."""
-        return repeats_needed(self.parts, self.difference, self.tasks, self.level, self.power, size=self.size(self.tasks))
+        return repeats_needed(self.parts, self.difference, self.tasks, self.level, self.power,
+                              size=self.size(self.tasks))
 
     @property
     def identifiable(self) -> bool:
