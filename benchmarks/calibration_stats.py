@@ -4,7 +4,8 @@ Each simulated experiment draws task base rates from a Beta fitted to context-pr
 rates, a task × strategy effect (a shift spread over what each task has to gain or lose), a latent
 shared between the arms of one (task, repeat) (the shared seed), and lognormal tokens with task and
 task × strategy effects; then compares the arms with `compare_strategies` exactly as the report does,
-and the per-arm intervals with `summarize`. Prints one row per check and one column per design (tasks × repeats), in Markdown:
+and the per-arm intervals with `summarize`. Prints one row per check and one column per design
+(tasks × repeats), in Markdown:
 
 | check (nominal) | 5 tasks × 3 | 24 × 3 | 100 × 1 | 300 × 5 |
 
