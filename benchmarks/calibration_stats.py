@@ -28,7 +28,7 @@ Every cell prints its Monte-Carlo error (one standard error of the share over th
 with "(… too few tasks)" count the experiments whose verdict was "too few tasks": the design can decide
 nothing, and says so. Usage:
 
-    python benchmarks/calibration_stats.py [--sims 400] [--seed 1] [--designs 5x3,24x3,100x1,300x5]
+    python benchmarks/calibration_stats.py [--sims 200] [--seed 1] [--designs 5x3,24x3,100x1,300x5]
                                            [--workers 2]
 """
 
@@ -164,7 +164,7 @@ CHECKS = [("coverage", "token-ratio interval coverage (95 %)"),
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sims", type=int, default=400)
+    parser.add_argument("--sims", type=int, default=200, help="simulated experiments per design (default 200)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--designs", default="5x3,24x3,100x1,300x5")
     parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
