@@ -98,6 +98,8 @@ class Cell:
     def __str__(self) -> str:
         if not self.n:
             return "–"
+        if self.too_few == self.n:
+            return "too few tasks (100 %)"
         p = self.hits / self.n
         text = f"{p:.1%} ± {math.sqrt(max(p * (1 - p), 1 / self.n) / self.n):.1%}"
         return text + (f" ({self.too_few / self.n:.0%} too few tasks)" if self.too_few else "")
