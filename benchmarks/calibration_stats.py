@@ -1,25 +1,35 @@
 """Calibration of the verdicts on simulated experiments with a known truth, from ctxbench's own code.
 
 Each simulated experiment draws task base rates from a Beta fitted to context-pressure's per-task
-rates, a task × strategy effect (a shift spread over what each task has to gain or lose), a latent shared between the arms of one
-(task, repeat) (the shared seed), and lognormal tokens with task and task × strategy effects; then
-compares the arms with `compare_strategies` exactly as the report does, and the per-arm intervals with
-`summarize`. Prints one row per check and one column per design (tasks × repeats), in Markdown:
+rates, a task × strategy effect (a shift spread over what each task has to gain or lose), a latent
+shared between the arms of one (task, repeat) (the shared seed), and lognormal tokens with task and
+task × strategy effects; then compares the arms with `compare_strategies` exactly as the report does,
+and the per-arm intervals with `summarize`. Prints one row per check and one column per design
+(tasks × repeats), in Markdown:
 
 | check (nominal) | 5 tasks × 3 | 24 × 3 | 100 × 1 | 300 × 5 |
 
-- token-ratio interval coverage: share of intervals (one candidate, true ratio ×0.8) holding the truth;
-- false cheaper/dearer, one candidate: A/A tokens, share of cheaper or dearer verdicts;
-- any false cheaper/dearer, 5 null strategies with Holm: share of experiments with any;
-- any false non-inferior, 5 strategies at the margin: every candidate truly 5 pts worse;
-- power at 10 pts, one of 5 candidates truly 10 pts better: share "better" vs the mean power the
-  "Design and power" section states (from each experiment's own data, at α/5);
-- per-arm completion interval coverage of the task-population rate.
+Each simulation draws three experiments of one design: 5 null candidates (A/A in completion and tokens),
+5 candidates truly 5 pts worse (at the non-inferiority margin), and one candidate truly 10 pts better and
+×0.8 in tokens beside 4 null ones. The checks:
 
-Cells that end in "(too few tasks)" count experiments whose verdict was "too few tasks" apart: the
-design can decide nothing, and says so. Usage:
+- token-ratio interval coverage: the ×0.8 candidate's 95 % interval (as if compared alone: Holm's m = 1)
+  holds 0.8;
+- false cheaper/dearer, one candidate: the first null candidate compared alone is called cheaper or dearer;
+- any false cheaper/dearer, 5 null strategies with Holm: any of the five is;
+- any false non-inferior, 5 strategies at the margin: any of the five is called non-inferior, equivalent
+  or better;
+- power at 10 pts, one of 5 candidates: the 10-pt candidate is called better, against the mean power
+  the "Design and power" section states for 10 pts (`PlanRow.power_at`, from each experiment's own
+  data, at α/5 and the size the task-level test reaches there);
+- per-arm completion interval coverage of the task-population rate (the baseline arm).
 
-    python benchmarks/calibration_stats.py [--sims 400] [--seed 1] [--designs 5x3,24x3,100x1,300x5]
+Every cell prints its Monte-Carlo error (one standard error of the share over the simulations). Cells
+with "(… too few tasks)" count the experiments whose verdict was "too few tasks": the design can decide
+nothing, and says so. Usage:
+
+    python benchmarks/calibration_stats.py [--sims 200] [--seed 1] [--designs 5x3,24x3,100x1,300x5]
+                                           [--workers 2]
 """
 
 from __future__ import annotations
@@ -88,6 +98,8 @@ class Cell:
     def __str__(self) -> str:
         if not self.n:
             return "–"
+        if self.too_few == self.n:
+            return "too few tasks (100 %)"
         p = self.hits / self.n
         text = f"{p:.1%} ± {math.sqrt(max(p * (1 - p), 1 / self.n) / self.n):.1%}"
         return text + (f" ({self.too_few / self.n:.0%} too few tasks)" if self.too_few else "")
@@ -154,7 +166,7 @@ CHECKS = [("coverage", "token-ratio interval coverage (95 %)"),
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sims", type=int, default=400)
+    parser.add_argument("--sims", type=int, default=200, help="simulated experiments per design (default 200)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--designs", default="5x3,24x3,100x1,300x5")
     parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
@@ -162,7 +174,7 @@ def main() -> None:
     designs = [tuple(int(x) for x in d.split("x")) for d in args.designs.split(",")]
     seeds = np.random.SeedSequence(args.seed).spawn(len(designs))
     results = {d: run_design(d[0], d[1], args.sims, s, args.workers) for d, s in zip(designs, seeds)}
-    print(f"{args.sims} simulated experiments per design\n")
+    print(f"{args.sims} simulated experiments per design (± one Monte-Carlo standard error)\n")
     print("| check (nominal) | " + " | ".join(f"{t} tasks × {r}" for t, r in designs) + " |")
     print("|---|" + "---|" * len(designs))
     for key, label in CHECKS:

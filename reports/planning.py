@@ -78,7 +78,8 @@ class PlanRow:
         """Repeats per task needed with the pilot's tasks (None: no number of repeats is enough, or the pilot
         cannot split its variance into tasks and repeats). At the size the pilot's own test reaches: more
         repeats tie fewer tasks, so this errs on the side of more."""
-        return repeats_needed(self.parts, self.difference, self.tasks, self.level, self.power, size=self.size(self.tasks))
+        return repeats_needed(self.parts, self.difference, self.tasks, self.level, self.power,
+                              size=self.size(self.tasks))
 
     @property
     def identifiable(self) -> bool:
@@ -154,7 +155,8 @@ def plan_frame(rows: list[PlanRow]) -> pd.DataFrame:
             out.append({"strategy": r.strategy, "vs": r.reference, "tasks × repeats": f"{r.tasks} × {r.repeats:g}",
                         "sd between tasks (pts)": _sd(r.parts.between), "sd between repeats (pts)": _sd(r.parts.within),
                         "MDD now (pts)": "n/a", f"tasks for {r.difference * 100:g} pts": "n/a",
-                        f"repeats for {r.difference * 100:g} pts": "n/a", "level": f"{r.level:.3g}"})
+                        f"repeats for {r.difference * 100:g} pts": "n/a", "level": f"{r.level:.3g}",
+                        "size reached": "n/a"})
             continue
         mdd = r.mdd
         out.append({
@@ -165,12 +167,17 @@ def plan_frame(rows: list[PlanRow]) -> pd.DataFrame:
             f"repeats for {r.difference * 100:g} pts": (_count(r.repeats_needed, "repeats") + f" (× {r.tasks} tasks)"
                                                         if r.split_identifiable else NOT_IDENTIFIABLE),
             "level": f"{r.level:.3g}",
+            "size reached": f"{r.size(r.tasks):.3g}",
         })
     return pd.DataFrame(out)
 
 
 def _level_text(r: PlanRow) -> str:
-    return f"α = {r.alpha:g}" if r.family == 1 else f"α = {r.alpha:g}/{r.family} (Holm's first step)"
+    text = f"α = {r.alpha:g}" if r.family == 1 else f"α = {r.alpha:g}/{r.family} (Holm's first step)"
+    size = r.size(r.tasks)
+    if size < r.level * 0.995:
+        text += f", where the task-level test, whose tied per-task differences make it discrete, reaches {size:.2g}"
+    return text
 
 
 def _unknown_sentence(r: PlanRow, pts: str) -> str:
@@ -211,7 +218,8 @@ def plan_text(folder: ResultsFolder, difference: float, reference: str = "baseli
         raise InputError(f"{folder.path}: no strategy shares a (task, repeat) pair with `{reference}`")
     lines = [f"Pilot `{folder.path}` ({folder.manifest.name}); to detect {difference * 100:g} pts of completion "
              f"with {power:.0%} power at α = {alpha:g}, divided by the {rows[0].family} strategies compared as the "
-             "verdicts' Holm correction does (two-sided, task-level test; exact noncentral-t power):", ""]
+             "verdicts' Holm correction does (two-sided, task-level test; exact noncentral-t power at the size the "
+             "sign-flip test reaches there, which tied per-task differences keep below the level):", ""]
     lines += [f"- {plan_sentence(r)}" for r in rows]
     lines += ["", "The variance of the paired difference is split into a part between tasks and a part between "
               "repeats of one task (one-way random effects); more repeats shrink only the second. A part the pilot "
