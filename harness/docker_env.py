@@ -219,7 +219,7 @@ def container_slot(folder: Path) -> Iterator[None]:
 
 def _create_args(spec: Container, name: str, mounts: dict[Path, str]) -> list[str]:
     """`docker run` options shared by every ctxbench container: label, no network, limits, mounts."""
-    args = ["--name", name, "--label", f"{LABEL}={owner_tag()}", "--network", "none",
+    args = ["--name", name, "--label", f"{LABEL}={owner_tag()}", "--init", "--network", "none",
             "--memory", f"{spec.memory_mb}m", "--memory-swap", f"{spec.memory_mb}m", "--cpus", str(spec.cpus),
             "--pids-limit", str(spec.pids), "--workdir", spec.workdir, "--security-opt", "no-new-privileges",
             "--cap-drop", "NET_RAW", "--cap-drop", "SYS_ADMIN"]
@@ -256,9 +256,21 @@ def _timed(argv: list[str], timeout_s: float) -> list[str]:
     return ["timeout", "--kill-after=2", f"{max(1, int(timeout_s))}", *argv]
 
 
+_SWEPT = ('timeout --kill-after=2 "$0" "$@"; code=$?; for pass in 1 2; do for d in /proc/[0-9]*; do '
+          'read -r s < "$d/stat" 2>/dev/null || continue; s=${s##*) }; set -- $s; '
+          '[ "$4" = "$$" ] && [ "${d#/proc/}" != "$$" ] && kill -KILL "${d#/proc/}" 2>/dev/null; done; done; '
+          'exit $code')
+"""`sh -c _SWEPT SECONDS ARGV...`: ARGV under `timeout`, then every process still in the session of the
+`docker exec` (its leader is this shell) killed, as a local run's sandbox kills what a command leaves
+behind; with builtins only (`read`, `kill`: nothing to fork when the pids limit is full), read from
+/proc/PID/stat. What the command moved to a session of its own (setsid) is left, as a daemon would be."""
+
+
 def exec_in(name: str, argv: list[str], timeout_s: float, env: dict[str, str], output_cap: int) -> ProcessResult:
-    """Run `argv` in the running container `name`, with a timeout inside it and one on the client."""
-    command = ["docker", "exec", *_env_args(env), name, *_timed(argv, timeout_s)]
+    """Run `argv` in the running container `name`, with a timeout inside it and one on the client; what
+    it leaves running (its children, a fork bomb's processes) is killed when it ends, so that they hold
+    none of the container's process limit for the next command."""
+    command = ["docker", "exec", *_env_args(env), name, "sh", "-c", _SWEPT, f"{max(1, int(timeout_s))}", *argv]
     return _client(command, timeout_s, output_cap)
 
 

@@ -45,6 +45,11 @@ def test_processes():
     assert len(procs) == 400
 
 
+def test_room_after_the_bomb():
+    procs = [subprocess.Popen(["sleep", "5"]) for _ in range(30)]
+    assert len(procs) == 30
+
+
 def test_memory():
     hog = bytearray(1024 * 1024 * 1024)
     assert hog
@@ -90,6 +95,8 @@ def test_hostile_tests_stay_in_the_container(tmp_path, image, no_leftover_contai
         assert not any(Path(folder, mark).exists() for folder in ("/tmp", "/etc", "/root"))
         processes = run("processes")
         assert processes.exit_code == 1 and "Resource temporarily unavailable" in processes.output
+        room = run("room_after_the_bomb")  # what the bomb left was killed with it
+        assert room.exit_code == 0, room.output
         memory = run("memory")
         assert memory.exit_code != 0 and not memory.timed_out
         asleep = run("sleep_forever", timeout=3)
