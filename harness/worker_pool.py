@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import signal
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
@@ -80,9 +80,12 @@ def _dispatch(workers: list[_Worker], specs: list[RunSpec], threads: int,
     owner.update({w.process.sentinel: w for w in workers})
     while left:
         for worker in workers:  # keep every process at `threads` runs (plus one queued: no idle gap)
-            while worker.in_flight <= threads and (spec := next(queue, None)) is not None:
-                worker.conn.send(spec)
-                worker.in_flight += 1
+            batch: list[RunSpec] = []
+            while worker.in_flight + len(batch) <= threads and (spec := next(queue, None)) is not None:
+                batch.append(spec)
+            if batch:  # one message: the process takes its first `threads` runs at once
+                worker.conn.send(batch)
+                worker.in_flight += len(batch)
         for ready in wait(list(owner)):
             worker = owner[ready]  # type: ignore[index]  # wait() returns what it was given
             try:
@@ -107,27 +110,47 @@ def _summed(workers: list[_Worker]) -> dict[str, Gauge]:
 
 def _serve(conn: Connection, ctx: RunContext, run: RunFunction, processes: int, threads: int,
            runner_pid: int) -> None:
-    """A worker process: run what the runner sends, `threads` at a time, until it sends None."""
+    """A worker process: run what the runner sends (lists of runs), `threads` at a time, until it sends
+    None.
+
+    Its `threads` threads start before the first run: a thread started while hundreds of runs hold the
+    interpreter in turn waits for its turn to begin, so starting one per run as they arrive would
+    spread the start of the first runs over seconds."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the runner's SIGTERM handler is not the worker's: it ends
     die_with_parent(runner_pid)  # a worker never outlives the runner, even one killed by SIGKILL
     config = ctx.config
     concurrency.configure(processes, config.resolved_max_subprocesses, config.resolved_max_connections)
     sending = threading.Lock()
+    todo: queue.SimpleQueue[RunSpec | None] = queue.SimpleQueue()
 
-    def reply(future: Future) -> None:
-        error = future.exception()
-        message = ("raised", error, None) if error is not None else ("done", future.result(), concurrency.snapshot())
-        with sending:
-            conn.send(message)
-
-    with ThreadPoolExecutor(threads, thread_name_prefix="run") as pool:
-        while True:
+    def work() -> None:
+        while (spec := todo.get()) is not None:
+            message: tuple[str, Any, dict[str, Gauge] | None]
             try:
-                spec = conn.recv()
-            except EOFError:  # the runner is gone
+                message = ("done", run(ctx, spec), concurrency.snapshot())
+            except BaseException as error:  # what run_one lets through: a fatal provider error
+                message = ("raised", error, None)
+            try:
+                with sending:
+                    conn.send(message)
+            except OSError:  # the runner is gone
                 os._exit(1)
-            if spec is None:
-                break
-            pool.submit(run, ctx, spec).add_done_callback(reply)
+
+    pool = [threading.Thread(target=work, name=f"run-{i}", daemon=True) for i in range(threads)]
+    for thread in pool:
+        thread.start()
+    while True:
+        try:
+            batch = conn.recv()
+        except EOFError:  # the runner is gone
+            os._exit(1)
+        if batch is None:
+            break
+        for spec in batch:
+            todo.put(spec)
+    for _ in pool:
+        todo.put(None)
+    for thread in pool:
+        thread.join()
     conn.close()

@@ -32,7 +32,7 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         overrides: tuple[str, ...], strategies: list[str] | None, resume: bool, until_decided: bool,
         no_report: bool, **shortcuts: object) -> None:
     """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
-    from ctxbench.harness.cli.summary import print_summary
+    from ctxbench.harness.cli.summary import print_summary  # no pandas: the report's libraries load only for it
     from ctxbench.harness.runner import load_experiment, prepare, run_experiment
     from ctxbench.harness.sequential import check_sequential, run_sequential
     from ctxbench.harness.sequential_config import SequentialConfig
