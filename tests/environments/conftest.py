@@ -84,3 +84,20 @@ def smoke_instances(tmp_path: Path, smoke_dir: Path, environment: dict | None) -
              "FAIL_TO_PASS": list(t.FAIL_TO_PASS), "PASS_TO_PASS": list(t.PASS_TO_PASS),
              "test_cmd": list(t.test_cmd), "test_files": list(t.test_files)} for t in taskset.tasks]
     return write_instances(tmp_path, rows, environment)
+
+
+def run_instances(tmp_path: Path, name: str, path: Path, repos: Path, repeats: int = 1) -> tuple[Path, list[dict]]:
+    """`ctxbench run` of baseline on an instance taskset (the simulator, one worker, no sandbox): its
+    results folder and its run records."""
+    from click.testing import CliRunner
+
+    from ctxbench.harness.cli import cli
+
+    exp = tmp_path / f"{name}.yaml"
+    exp.write_text(json.dumps({"name": name, "taskset": {"path": str(path), "repos": str(repos)},
+                               "strategies": [{"name": "baseline"}], "repeats": repeats, "workers": 1,
+                               "sandbox": "none", "model": {"provider": "sim"}}))
+    out = tmp_path / f"out-{name}"
+    result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"])
+    assert result.exit_code == 0, result.output
+    return out, [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]

@@ -9,22 +9,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from conftest import smoke_instances, write_instances, git_repo
+from conftest import run_instances, smoke_instances, write_instances, git_repo
 
 from ctxbench.harness.cli import cli
 from ctxbench.harness.workspace import DockerWorkspace
 from ctxbench.harness.tasks import load_taskset
-
-
-def _run(tmp_path, name, path, repos, repeats=2):
-    exp = tmp_path / f"{name}.yaml"
-    exp.write_text(json.dumps({"name": name, "taskset": {"path": str(path), "repos": str(repos)},
-                               "strategies": [{"name": "baseline"}], "repeats": repeats, "workers": 1,
-                               "sandbox": "none", "model": {"provider": "sim"}}))
-    out = tmp_path / f"out-{name}"
-    result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"])
-    assert result.exit_code == 0, result.output
-    return out, [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
 
 
 def test_docker_and_local_give_the_same_outcomes_and_predictions_pass(tmp_path, smoke_dir, image,
@@ -38,8 +27,8 @@ def test_docker_and_local_give_the_same_outcomes_and_predictions_pass(tmp_path, 
     docker_dir.mkdir()
     local = smoke_instances(local_dir, smoke_dir, None)
     docker = smoke_instances(docker_dir, smoke_dir, {"backend": "docker", "image": image})
-    out, docker_runs = _run(docker_dir, "docker", docker, docker_dir / "repos")
-    _, local_runs = _run(local_dir, "local", local, local_dir / "repos")
+    out, docker_runs = run_instances(docker_dir, "docker", docker, docker_dir / "repos", repeats=2)
+    _, local_runs = run_instances(local_dir, "local", local, local_dir / "repos", repeats=2)
     assert len(docker_runs) == len(local_runs) == 10
     assert not [r for r in docker_runs if r["failure_reason"] in ("harness_error", "taskset_error")]
     assert not [r for r in docker_runs if "grader" in r]  # pytest's JUnit report judged them
@@ -90,8 +79,8 @@ def test_an_instance_needing_a_package_only_the_image_has(tmp_path, image, no_le
     for folder, env in ((local_dir, None), (docker_dir, {"backend": "docker", "image": image})):
         folder.mkdir()
         write_instances(folder, [row], env)
-    _, docker_runs = _run(docker_dir, "docker", docker_dir / "instances.jsonl", tmp_path / "repos", repeats=1)
-    _, local_runs = _run(local_dir, "local", local_dir / "instances.jsonl", tmp_path / "repos", repeats=1)
+    _, docker_runs = run_instances(docker_dir, "docker", docker_dir / "instances.jsonl", tmp_path / "repos")
+    _, local_runs = run_instances(local_dir, "local", local_dir / "instances.jsonl", tmp_path / "repos")
     assert [(r["resolved"], r["failure_reason"]) for r in docker_runs] == [(True, None)]
     assert [r["failure_reason"] for r in local_runs] == ["taskset_error"]
     assert "more_itertools" in local_runs[0]["error"]

@@ -4,7 +4,6 @@ never part of a patch."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -12,11 +11,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import git, git_repo, write_instances
+from conftest import git, git_repo, run_instances, write_instances
 
-from ctxbench.harness.cli import cli
 from ctxbench.harness.docker_env import image_tree
 from ctxbench.harness.records import Task
 from ctxbench.harness.taskset_records import Container
@@ -95,14 +92,7 @@ def test_the_image_s_build_products_are_seen_and_never_patched(tmp_path, built, 
 
 def test_a_run_resolves_it(tmp_path, built, no_leftover_containers):
     path, repos = _task(tmp_path, built)
-    exp = tmp_path / "exp.yaml"
-    exp.write_text(json.dumps({"name": "native", "taskset": {"path": str(path), "repos": str(repos)},
-                               "strategies": [{"name": "baseline"}], "repeats": 1, "workers": 1,
-                               "sandbox": "none", "model": {"provider": "sim"}}))
-    out = tmp_path / "out"
-    result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"])
-    assert result.exit_code == 0, result.output
-    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    _, runs = run_instances(tmp_path, "native", path, repos)
     assert [(r["resolved"], r["failure_reason"]) for r in runs] == [(True, None)], runs[0].get("error")
     assert _files(runs[0]["patch"]) == ["native.py"]
 

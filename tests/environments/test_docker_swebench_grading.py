@@ -9,7 +9,7 @@ import textwrap
 
 from click.testing import CliRunner
 
-from conftest import git_repo, write_instances
+from conftest import git_repo, run_instances, write_instances
 
 from ctxbench.harness.cli import cli
 from ctxbench.harness.workspace import DockerWorkspace
@@ -125,16 +125,8 @@ def test_the_eval_script_runs_with_the_instance_base_commit_as_the_workspace_bas
 
 def test_the_run_record_says_the_swebench_package_graded_it(tmp_path, image, swebench_package,
                                                             no_leftover_containers):
-    import json
     path, repos = _instance(tmp_path, image)
-    exp = tmp_path / "exp.yaml"
-    exp.write_text(json.dumps({"name": "words", "taskset": {"path": str(path), "repos": str(repos)},
-                               "strategies": [{"name": "baseline"}], "repeats": 1, "workers": 1,
-                               "sandbox": "none", "model": {"provider": "sim"}}))
-    out = tmp_path / "out"
-    result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--no-report"])
-    assert result.exit_code == 0, result.output
-    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    _, runs = run_instances(tmp_path, "words", path, repos)
     assert [r["grader"] for r in runs] == ["swebench"]
     assert set(runs[0]["tests"]) == {"test_shout (test_words.WordTests.test_shout)",
                                      "test_upper (test_words.WordTests.test_upper)"}

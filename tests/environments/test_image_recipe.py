@@ -7,7 +7,6 @@ import json
 import shutil
 import subprocess
 from importlib.metadata import version
-from pathlib import Path
 
 from conftest import BUILD, IMAGE
 
