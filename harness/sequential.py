@@ -21,7 +21,7 @@ from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import RunResult
 from ctxbench.harness.runner import RunContext, RunSpec, run_experiment
 from ctxbench.harness.sequential_config import (SEQUENTIAL_FILE, ArmDecision, ArmLook, RoundRecord, SequentialConfig,
-                                                SequentialRecord)
+                                                SequentialRecord, read_sequential)
 from ctxbench.reports.sequence import arm_level, confidence_sequence, decide, stops
 
 __all__ = ["SEQUENTIAL_FILE", "reference_arm", "check_sequential", "round_differences", "run_sequential"]
@@ -83,12 +83,9 @@ def _look(results: list[RunResult], record: SequentialRecord, candidate: str, ta
 def _open_record(ctx: RunContext, resume: bool, reference: str, candidates: list[StrategySpec]) -> SequentialRecord:
     seq = ctx.config.sequential
     assert seq is not None
-    path = ctx.output_dir / SEQUENTIAL_FILE
-    if resume and path.exists():
-        try:
-            return SequentialRecord.model_validate_json(path.read_bytes())
-        except ValueError as exc:
-            raise InputError(f"{path}: not a record of a sequential experiment ({str(exc).splitlines()[0]})") from None
+    recorded = read_sequential(ctx.output_dir) if resume else None
+    if recorded is not None:
+        return recorded
     return SequentialRecord(reference=reference, goal=seq.goal, alpha=seq.alpha,
                             arm_alpha=arm_level(seq.alpha, len(candidates)), margin=seq.margin,
                             min_effect=seq.min_effect, max_repeats=ctx.config.planned_repeats,

@@ -3,11 +3,15 @@ its rounds, sequential.json."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SEQUENTIAL_FILE", "SequentialConfig", "ArmLook", "RoundRecord", "ArmDecision", "SequentialRecord"]
+from ctxbench.harness.errors import InputError
+
+__all__ = ["SEQUENTIAL_FILE", "SequentialConfig", "ArmLook", "RoundRecord", "ArmDecision", "SequentialRecord",
+           "read_sequential"]
 
 SEQUENTIAL_FILE = "sequential.json"
 """The record of a sequential experiment's rounds, in its results folder."""
@@ -80,3 +84,18 @@ class SequentialRecord(BaseModel):
     rounds: list[RoundRecord] = Field(default_factory=list)
     finished: bool = Field(False, description="Every candidate is decided, or the maximum of rounds ran.")
     decisions: list[ArmDecision] = Field(default_factory=list, description="Set when finished.")
+
+
+def read_sequential(folder: Path) -> SequentialRecord | None:
+    """The record of a sequential experiment in a results folder; None when it has none (a fixed design).
+
+    Raises:
+        InputError: sequential.json is there but is no such record.
+    """
+    path = folder / SEQUENTIAL_FILE
+    if not path.exists():
+        return None
+    try:
+        return SequentialRecord.model_validate_json(path.read_bytes())
+    except ValueError as exc:
+        raise InputError(f"{path}: not a record of a sequential experiment ({str(exc).splitlines()[0]})") from None

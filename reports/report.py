@@ -20,7 +20,8 @@ from ctxbench.reports.planning import plan_frame, plan_rows, plan_sentence
 from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_grid, repeat_rates, split_harness_errors,
                                       summarize, summary_frame, task_table)
 from ctxbench.reports.run_pages import run_index, write_run_pages
-from ctxbench.reports.sequential_report import read_sequential, sequential_blocks
+from ctxbench.harness.sequential_config import SequentialRecord, read_sequential
+from ctxbench.reports.sequential_report import sequential_blocks
 from ctxbench.reports.summary_json import write_summary_json
 from ctxbench.reports.regime_report import check_price_model, holds_word, regime_section
 from ctxbench.reports.regimes import RegimeVerdicts
@@ -237,9 +238,8 @@ def _verdict_blocks(reference: str, comparisons: list[PairedComparison], regimes
             Paragraph(verdict_caption(comparisons, reference) + note)]
 
 
-def _opening(folder: ResultsFolder) -> list[Block]:
+def _opening(folder: ResultsFolder, sequential: SequentialRecord | None) -> list[Block]:
     m, runs = folder.manifest, folder.runs
-    sequential = read_sequential(folder.path)
     stopped_as_planned = sequential is not None and sequential.finished
     return [
         *manifest_notices(m),
@@ -307,11 +307,12 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
     plots = _draw_plots(folder, summaries, turns, plots_dir)
     comparison, forest = _comparison_blocks(folder, reference, comparisons, margin, plots_dir)
     pricing, regimes = regime_section(folder, turns, reference, margin, price_as)
+    sequential = read_sequential(folder.path)
     blocks: list[Block] = [
-        *_opening(folder),
+        *_opening(folder, sequential),
         Heading(f"ctxbench report — {folder.manifest.name}", 1),
         *_verdict_blocks(reference, comparisons, regimes),
-        *sequential_blocks(read_sequential(folder.path)),
+        *sequential_blocks(sequential),
         *_experiment(folder),
         Heading("Summary"),
         Table(_summary_table([s for s in summaries if s.runs]), id="summary"),

@@ -3,30 +3,12 @@ runs it took and the runs of the fixed design."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
-from ctxbench.harness.errors import InputError
 from ctxbench.harness.sequential_config import SEQUENTIAL_FILE, ArmDecision, SequentialRecord
 from ctxbench.reports.document import Block, Bullets, Heading, Notice, Paragraph, Table
 
-__all__ = ["SEQUENTIAL_FILE", "read_sequential", "sequential_blocks", "arm_statement"]
-
-
-def read_sequential(folder: Path) -> SequentialRecord | None:
-    """The record of a sequential experiment in a results folder; None when it ran as a fixed design.
-
-    Raises:
-        InputError: sequential.json is there but is no such record.
-    """
-    path = folder / SEQUENTIAL_FILE
-    if not path.exists():
-        return None
-    try:
-        return SequentialRecord.model_validate_json(path.read_bytes())
-    except ValueError as exc:
-        raise InputError(f"{path}: not a record of a sequential experiment ({str(exc).splitlines()[0]})") from None
+__all__ = ["SEQUENTIAL_FILE", "sequential_blocks", "arm_statement"]
 
 
 def _pts(x: float) -> str:
