@@ -198,5 +198,13 @@ def expected_size(values: np.ndarray, tasks: int, level: float, draws: int = 32,
     x = np.asarray(values, dtype=float)
     if x.size == 0 or tasks < 1:
         return 0.0
+    return _expected_size(x.tobytes(), tasks, level, draws, seed)
+
+
+@lru_cache(maxsize=1024)
+def _expected_size(values: bytes, tasks: int, level: float, draws: int, seed: int) -> float:
+    """expected_size of float64 values as bytes: the plan asks it for each number of tasks it tries, and
+    the report again for the MDD of the same differences."""
     rng = np.random.default_rng(seed)
+    x = np.frombuffer(values)
     return float(np.mean([attained_level(rng.choice(x, tasks), level) for _ in range(draws)]))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -53,7 +52,7 @@ class PlanRow:
         the pilot: at most `level`)."""
         if self.per_task is None or self.per_task.size == 0:
             return self.level
-        return _attained(self.per_task.tobytes(), tasks, self.level)
+        return expected_size(self.per_task, tasks, self.level)
 
     @property
     def mdd(self) -> float:
@@ -129,11 +128,6 @@ def plan_rows(runs: pd.DataFrame, reference: str, difference: float, order: list
         rows.append(PlanRow(s, reference, parts.tasks, parts.repeats, parts, difference, alpha, power, family,
                             per_task))
     return rows
-
-
-@lru_cache(maxsize=1024)
-def _attained(per_task: bytes, tasks: int, level: float) -> float:
-    return expected_size(np.frombuffer(per_task), tasks, level)
 
 
 NOT_IDENTIFIABLE = "not identifiable from this pilot"
