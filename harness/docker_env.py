@@ -110,7 +110,9 @@ def image_tree(spec: Container, cache: Path) -> Path | None:
     with open(cache / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one copier; the others wait and then find it complete
         if not (target / ".complete").exists():
-            partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=cache))
+            for left in cache.glob(f".partial-{key}-*"):  # a copier of this key killed mid-copy: the lock is ours
+                shutil.rmtree(left, ignore_errors=True)
+            partial = Path(tempfile.mkdtemp(prefix=f".partial-{key}-", dir=cache))
             try:
                 found = _copy_out(spec.image, str(workdir), partial / "tree")
                 (partial / ".complete").write_text(f"{spec.image}\n{workdir}\n{'' if found else 'absent'}\n")

@@ -3,7 +3,7 @@
 # (minbase bookworm) with Python, git and the Debian package python3-more-itertools, plus the pytest of
 # image-requirements.txt pip-installed from PyPI into the image's /usr/local, imported as
 # ctxbench-test:bookworm-<hash>. The hash (12 hex digits) is of this script and the requirements file,
-# so a changed recipe builds a new image. Prints the image's name on stdout.
+# so a changed recipe builds a new image (and removes the images of earlier recipes). Prints the image's name on stdout.
 # Usage: tests/environments/build_image.sh          build it if missing (root, a running dockerd,
 #                                                   debootstrap, python3 with venv), print its name
 #        tests/environments/build_image.sh --tag    only print its name
@@ -45,4 +45,7 @@ rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/
 mkdir -p "$root/testbed"
 tar -C "$root" -c . | docker import --change 'WORKDIR /testbed' --change 'CMD ["/bin/bash"]' - "$image" >/dev/null
 echo "built docker image $image" >&2
+# Images of earlier recipes go (one not removable now, e.g. in use by a container, stays for the next build).
+docker image ls --format '{{.Repository}}:{{.Tag}}' ctxbench-test | grep -v -x -F "$image" \
+    | xargs -r docker rmi >/dev/null 2>&1 || true
 echo "$image"

@@ -112,6 +112,17 @@ def test_the_image_s_workdir_is_copied_out_once(built):
     assert image_tree(Container(name, workdir="/nowhere"), cache_dir() / "image-trees") is None
 
 
+def test_a_copy_killed_midway_is_swept_by_the_next(built):
+    spec, cache = Container(built[0]), cache_dir() / "image-trees"
+    done = image_tree(spec, cache).parent
+    shutil.rmtree(done)
+    killed = cache / f".partial-{done.name}-x1y2z3"  # what a copier killed mid-copy leaves
+    (killed / "tree").mkdir(parents=True)
+    tree = image_tree(spec, cache)
+    assert tree is not None and (tree / "_speedups.py").read_text() == BUILT
+    assert not killed.exists() and not list(cache.glob(f".partial-{done.name}-*"))
+
+
 def test_the_overlay_takes_only_what_the_base_lacks(tmp_path):
     tree, root = tmp_path / "image", tmp_path / "base"
     for folder in (tree / "pkg" / "__pycache__", tree / ".git", tree / "build" / "lib", root / "pkg"):
