@@ -6,12 +6,19 @@ processes report (`snapshot`, sent back with every finished run) for the progres
 
 The calls in flight to an endpoint follow an AIMD rule: each answered call raises the limit by half a
 call (so by half the limit per round trip) up to the configured ceiling; a call refused with 429 or 503
-lowers it to 70 %, at most once per round trip (the calls already on their way when it shrank do not
-shrink it again). The refused call waits what `Retry-After` says (or its backoff) before it retries.
+lowers it to 70 %, at most once per round trip: a refusal counts only when it was sent after the last
+decrease and at least one round trip (the mean time of an answered call, `round_trip_s`) after it.
+Refusals often come back at once, while answers take the endpoint's latency: were each refusal of a
+retried call a new signal, a steady share of refused calls would take the limit to its floor within
+seconds whatever the endpoint could still answer. Once per round trip, the limit settles where the
+calls answered in a round trip make up for one decrease (near what the endpoint answers at once).
+A refused call waits what `Retry-After` says, or about one round trip (`retry_wait`), then queues for a
+slot again: the limit, not a growing backoff per call, is what sheds load.
 """
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from contextlib import contextmanager
@@ -21,12 +28,14 @@ from typing import Iterator
 from ctxbench.harness.config import DEFAULT_RUNS_IN_FLIGHT
 
 __all__ = ["EndpointLimit", "Gauge", "configure", "endpoint_limit", "subprocess_slot", "snapshot", "combine",
-           "INCREASE_PER_CALL", "DECREASE_FACTOR"]
+           "INCREASE_PER_CALL", "DECREASE_FACTOR", "ROUND_TRIP_WEIGHT"]
 
 INCREASE_PER_CALL = 0.5
 """What an answered call adds to its endpoint's limit (up to the ceiling)."""
 DECREASE_FACTOR = 0.7
 """What a 429 or 503 multiplies the limit by (at most once per round trip)."""
+ROUND_TRIP_WEIGHT = 0.2
+"""Weight of the latest answered call in the moving mean of the round trip."""
 
 
 class EndpointLimit:
@@ -40,6 +49,8 @@ class EndpointLimit:
         self.in_flight = 0
         self.peak = 0
         self.throttled = 0
+        self.round_trip_s: float | None = None
+        """Moving mean of the seconds an answered call took (None before the first answer)."""
         self._last_decrease = float("-inf")
         self._cond = threading.Condition()
 
@@ -55,17 +66,28 @@ class EndpointLimit:
         try:
             yield slot
         finally:
+            now = time.monotonic()
             with self._cond:
                 self.in_flight -= 1
                 if slot.outcome == "answered":
                     self.limit = min(float(self.ceiling), self.limit + INCREASE_PER_CALL)
+                    took = now - slot.started
+                    self.round_trip_s = took if self.round_trip_s is None else \
+                        (1 - ROUND_TRIP_WEIGHT) * self.round_trip_s + ROUND_TRIP_WEIGHT * took
                 elif slot.outcome == "throttled":
                     self.throttled += 1
-                    if slot.started > self._last_decrease:  # sent after the last decrease: a new signal
+                    if slot.started > self._last_decrease and now - self._last_decrease >= (self.round_trip_s or 0.0):
                         self.limit = max(1.0, self.limit * DECREASE_FACTOR)
                         self.lowest = min(self.lowest, self.limit)
-                        self._last_decrease = time.monotonic()
+                        self._last_decrease = now
                 self._cond.notify_all()
+
+    def retry_wait(self, floor: float) -> float:
+        """How long a refused call waits before it queues again (without a `Retry-After`): between half
+        and all of one round trip, and at least half of `floor` (before any answer, `floor`)."""
+        with self._cond:
+            span = max(floor, self.round_trip_s or floor)
+        return span * random.uniform(0.5, 1.0)
 
     def gauge(self) -> Gauge:
         with self._cond:

@@ -45,7 +45,8 @@ __all__ = ["OpenAIModel", "preflight", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY",
            "PREFLIGHT_TIMEOUT_S"]
 
 BASE_DELAY_S = 1.0
-"""First retry waits about this long; each further retry doubles it (with jitter)."""
+"""First retry of a failed call waits about this long; each further retry doubles it (with jitter). A
+refused call (429 / 503) waits about one round trip of the endpoint instead, at least half of this."""
 MAX_DELAY_S = 60.0
 """No single wait is longer, whatever the backoff or a Retry-After header says."""
 NO_KEY = "no-key"
@@ -113,7 +114,10 @@ class OpenAIModel:
             if left <= 0:
                 raise TransientModelError(f"{error} (still failing after {failing:.1f} s and {attempt + 1} "
                                           f"attempts; model.retry_budget_s is {c.retry_budget_s:g} s)") from None
-            time.sleep(min(left, MAX_DELAY_S, max(error.retry_after, _backoff(attempt))))
+            # a refusal (429 / 503) waits about one round trip and queues again: the endpoint's limit of
+            # calls in flight has been lowered, and it is what sheds load; other failures back off
+            pause = gate.retry_wait(BASE_DELAY_S) if error.throttled else _backoff(attempt)
+            time.sleep(min(left, MAX_DELAY_S, max(error.retry_after, pause)))
             attempt += 1
 
     def _attempt(self, request: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:

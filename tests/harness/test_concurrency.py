@@ -32,6 +32,20 @@ def test_refusals_of_one_round_trip_lower_the_limit_once():
     assert limit.gauge().throttled == 4 and limit.gauge().lowest == int(10 * DECREASE_FACTOR ** 2)
 
 
+def test_once_calls_are_answered_refusals_lower_the_limit_at_most_once_per_round_trip():
+    limit = EndpointLimit(10)
+    with limit.call() as slot:
+        slot.started -= 5.0  # an answer that took 5 s: the round trip
+        slot.outcome = "answered"
+    assert limit.round_trip_s == pytest.approx(5.0, abs=0.5)
+    _calls(limit, ["throttled"])
+    assert limit.limit == pytest.approx(10 * DECREASE_FACTOR)
+    for _ in range(5):  # retried and refused again at once: within the round trip, no new signal
+        _calls(limit, ["throttled"])
+    assert limit.limit == pytest.approx(10 * DECREASE_FACTOR) and limit.gauge().throttled == 6
+    assert 0.5 * 5.0 * 0.9 <= limit.retry_wait(1.0) <= 5.0 * 1.1  # a refused call waits about a round trip
+
+
 def test_answered_calls_raise_the_limit_up_to_its_ceiling_and_failures_leave_it():
     limit = EndpointLimit(4)
     _calls(limit, ["throttled"])
