@@ -73,7 +73,8 @@ class SequentialRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     version: Literal[1] = 1
-    reference: str
+    reference: str = Field(description="The arm the candidates are compared with (a nightly: \"itself in the previous run\").")
+    against: str | None = Field(None, description="A nightly's previous run (its folder's name), each strategy paired with itself there; None: the reference is an arm of this experiment.")
     goal: Literal["superiority", "non_inferiority"]
     alpha: float = Field(description="The experiment's alpha, over every candidate.")
     arm_alpha: float = Field(description="Each candidate's: alpha / candidates.")

@@ -11,6 +11,7 @@ from typing import Literal
 import pandas as pd
 
 from ctxbench.harness.errors import CantTell, InputError, Regressed
+from ctxbench.harness.sequential_config import ArmDecision, SequentialRecord, read_sequential
 from ctxbench.reports.compare import PairedComparison, accounting_lines, compare_folders, verdict_line
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_markdown
 from ctxbench.reports.fixed import what_differs
@@ -20,7 +21,7 @@ from ctxbench.reports.stats import bootstrap_ci, wilson_interval
 from ctxbench.reports.summary import split_harness_errors
 
 __all__ = ["StrategyCheck", "RegressionCheck", "check_regressions", "History", "read_history",
-           "find_previous_run", "trend_frame", "write_trend_report", "NightlyOutcome", "nightly_check",
+           "find_previous_run", "latest_run", "trend_frame", "write_trend_report", "NightlyOutcome", "nightly_check",
            "DEFAULT_TOKEN_RATIO", "Status", "strategy_check"]
 
 DEFAULT_TOKEN_RATIO = 1.2
@@ -44,6 +45,11 @@ class StrategyCheck:
     tokens_unclear: bool = False
     """The token ratio is above the allowed ratio, yet its interval does not settle it (or there are
     too few tasks for one)."""
+    sequential: ArmDecision | None = None
+    """How its rounds ended, when the run compared it with the previous run round by round (its
+    confidence sequence then decides the completion status)."""
+    level: float = 0.0
+    """The confidence of that sequence."""
 
     @property
     def regressed(self) -> bool:
@@ -59,6 +65,9 @@ class StrategyCheck:
         m = self.comparison.completion
         reasons = [w for w, flag in (("completion fell", self.completion_fell),
                                      (f"tokens rose beyond ×{token_ratio:g}", self.tokens_rose)) if flag]
+        if not reasons and self.cant_tell and self.sequential is not None:
+            reasons = [f"its confidence sequence did not settle in {self.sequential.round} rounds: a fall beyond "
+                       "the margin is not ruled out"]
         if not reasons and self.cant_tell:
             reasons = [f"completion fell on {m.tasks_worse} of {self.comparison.tasks} tasks: too few runs to tell a "
                        "regression from noise"]
@@ -68,14 +77,20 @@ class StrategyCheck:
         return ", ".join(reasons)
 
 
-def strategy_check(c: PairedComparison, token_ratio: float) -> StrategyCheck:
-    """The nightly status of one comparison, decided here alone."""
+def strategy_check(c: PairedComparison, token_ratio: float, sequential: ArmDecision | None = None,
+                   level: float = 0.0) -> StrategyCheck:
+    """The nightly status of one comparison, decided here alone: by the task-level test, or by the
+    confidence sequence of the run's rounds (`sequential`, at confidence `level`) where it had them."""
     m = c.completion
     undecided = ("inconclusive", "too few tasks")
     tokens_rose = c.tokens.ci[0] > token_ratio
+    tokens_unclear = not tokens_rose and c.tokens.ratio > token_ratio
+    if sequential is not None:
+        return StrategyCheck(c, completion_fell=sequential.verdict == "worse", tokens_rose=tokens_rose,
+                             cant_tell=sequential.verdict == "undecided", tokens_unclear=tokens_unclear,
+                             sequential=sequential, level=level)
     return StrategyCheck(c, completion_fell=m.verdict == "worse", tokens_rose=tokens_rose,
-                         cant_tell=m.verdict in undecided and m.tasks_worse > 0,
-                         tokens_unclear=not tokens_rose and c.tokens.ratio > token_ratio)
+                         cant_tell=m.verdict in undecided and m.tasks_worse > 0, tokens_unclear=tokens_unclear)
 
 
 def _level(confidence: float) -> str:
@@ -131,6 +146,8 @@ class RegressionCheck:
                 "" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}] {_level(c.tokens.confidence)}")
             why = s.why(self.token_ratio)
             line = f"{_LOUD[s.status]} {c.strategy}{f' ({why})' if why else ''}: {completion}, {tokens}"
+            if s.sequential is not None:
+                line += f"; {sequence_phrase(s.sequential, s.level)}"
             relevant = [d for d in self.differences if not d.startswith("strategy ")
                         or d.startswith(f"strategy {c.strategy}:")]
             line += ("; what differs: " + "; ".join(relevant)) if relevant else "; nothing else differs"
@@ -148,6 +165,24 @@ class RegressionCheck:
         return f"no regression against {against}"
 
 
+def sequence_phrase(d: ArmDecision, level: float) -> str:
+    """e.g. "rounds: non-inferior after round 2 (24 runs, 60 in the fixed design), confidence sequence
+    [−4.1, +8.3] pts (95%)"."""
+    when = f"after round {d.round}" if d.verdict != "undecided" else f"undecided after {d.round} rounds"
+    head = f"{d.verdict} {when}" if d.verdict != "undecided" else when
+    return (f"rounds: {head} ({d.runs} runs, {d.fixed_runs} in the fixed design), confidence sequence "
+            f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] pts ({_level(level)})")
+
+
+def _decisions(previous: ResultsFolder, current: ResultsFolder) -> tuple[dict[str, ArmDecision], float]:
+    """The current run's round-by-round decisions against `previous` (none when it ran no rounds
+    against it), and their confidence."""
+    record: SequentialRecord | None = read_sequential(current.path)
+    if record is None or record.against != previous.path.name or not record.finished:
+        return {}, 0.0
+    return {d.strategy: d for d in record.decisions}, 1 - record.arm_alpha
+
+
 def check_regressions(previous: ResultsFolder, current: ResultsFolder, token_ratio: float = DEFAULT_TOKEN_RATIO,
                       seed: int = 0) -> RegressionCheck:
     """Compare `current` with `previous`, strategy by strategy, paired on (task, repeat), the task as
@@ -156,11 +191,14 @@ def check_regressions(previous: ResultsFolder, current: ResultsFolder, token_rat
     A strategy regressed when its completion verdict is `worse` or its tokens rose beyond
     `token_ratio` (bootstrap interval over tasks of mean-tokens(current) / mean-tokens(previous)
     entirely above it); "can't tell" when it did not, but its completion fell on some task and the
-    verdict is inconclusive. When anything differs between the two runs the comparison is still made,
-    and the differences are listed: the comparison is then not controlled.
+    verdict is inconclusive. Where `current` ran in rounds against `previous` (`nightly
+    --until-decided`), the completion status is its confidence sequence's instead: worse, or
+    undecided at the last round (can't tell). When anything differs between the two runs the
+    comparison is still made, and the differences are listed: the comparison is then not controlled.
     """
     folders = compare_folders(previous, current, force=True, seed=seed, a_label="previous")
-    checks = [strategy_check(c, token_ratio) for c in folders.comparisons]
+    decisions, level = _decisions(previous, current)
+    checks = [strategy_check(c, token_ratio, decisions.get(c.strategy), level) for c in folders.comparisons]
     return RegressionCheck(previous.path, current.path, token_ratio, checks,
                            tuple(what_differs(previous.manifest, current.manifest)))
 
@@ -203,6 +241,20 @@ def find_previous_run(history: History, current: ResultsFolder) -> ResultsFolder
     """The latest run of the history that started before `current`."""
     earlier = [f for f in history.runs if _order_key(f) < _order_key(current)]
     return earlier[-1] if earlier else None
+
+
+def latest_run(history: Path, name: str) -> ResultsFolder | None:
+    """The latest readable run in `history` of the experiment called `name` (None when there is none)."""
+    runs = []
+    for sub in sorted(p for p in Path(history).iterdir() if p.is_dir() and (p / "manifest.json").exists()) \
+            if Path(history).is_dir() else []:
+        try:
+            folder = load_results(sub)
+        except InputError:
+            continue
+        if folder.manifest.name == name:
+            runs.append(folder)
+    return max(runs, key=_order_key, default=None)
 
 
 def trend_frame(runs: list[ResultsFolder], latest: ResultsFolder | None = None, seed: int = 0) -> pd.DataFrame:
@@ -250,12 +302,17 @@ def _check_blocks(check: RegressionCheck, current: ResultsFolder) -> list[Block]
                    Bullets(check.differences)]
     whys = [s.why(check.token_ratio) for s in check.strategies]
     lines = [f"**{_LOUD[s.status]}**{f' ({why})' if why else ''} — {verdict_line(s.comparison)}"
+             + ("" if s.sequential is None else f"; {sequence_phrase(s.sequential, s.level)}")
              for s, why in zip(check.strategies, whys)]
+    rounds = any(s.sequential is not None for s in check.strategies)
     verdict = (f"**Regressed:** {', '.join(f'`{s}`' for s in check.regressed)}." if check.regressed
                else f"**Can't tell:** {', '.join(f'`{s}`' for s in check.cant_tell)} fell by an amount these runs "
                     "cannot tell from noise." if check.cant_tell else "No strategy regressed.")
     blocks += [Paragraph(f"Latest run `{check.current.name}` against the previous run `{check.previous.name}`, "
-                         f"paired on (task, repeat), the task as the unit. {verdict}"),
+                         f"paired on (task, repeat), the task as the unit. "
+                         + ("It ran in rounds, each strategy stopped once its anytime-valid confidence sequence "
+                            "against the previous run decided it; that sequence decides completion, the "
+                            "task-level tests are shown beside it. " if rounds else "") + verdict),
                *[Notice(line) for line in accounting_lines([s.comparison for s in check.strategies])],
                Bullets(tuple(lines))]
     return blocks

@@ -25,9 +25,12 @@ def arm_statement(d: ArmDecision, record: SequentialRecord) -> str:
     when = f"after round {d.round}" if d.verdict != "undecided" else f"after {d.round} rounds (the maximum)"
     saved = 1 - d.runs / d.fixed_runs if d.fixed_runs else 0.0
     fewer = f"{saved:.0%} fewer" if saved > 0 else "as many"
-    return (f"`{d.strategy}` vs `{record.reference}`: **{d.verdict}** {when}: {d.runs} runs of its own (and as many "
-            f"of the reference's) against {d.fixed_runs} in the fixed design ({fewer}); confidence sequence "
-            f"[{_pts(d.low)}, {_pts(d.high)}] pts ({_level(record)})")
+    versus = (f"`{d.strategy}` vs itself in `{record.against}`" if record.against is not None
+              else f"`{d.strategy}` vs `{record.reference}`")
+    paired = "paired with as many of the previous run's" if record.against is not None else \
+        "and as many of the reference's"
+    return (f"{versus}: **{d.verdict}** {when}: {d.runs} runs of its own ({paired}) against {d.fixed_runs} in the "
+            f"fixed design ({fewer}); confidence sequence [{_pts(d.low)}, {_pts(d.high)}] pts ({_level(record)})")
 
 
 def _goal(record: SequentialRecord) -> str:
@@ -51,11 +54,13 @@ def sequential_blocks(record: SequentialRecord | None) -> list[Block]:
     if record is None:
         return []
     total = record.rounds[-1].runs if record.rounds else 0
+    against = (f"itself in the previous nightly run `{record.against}` (the same task and repeat, so the same "
+               "seeds)" if record.against is not None else f"`{record.reference}`")
     blocks: list[Block] = [
         Heading("Sequential experiment"),
         Paragraph(f"The arms ran in rounds (every task once more per round, on the same seeds), and after each round "
                   f"each candidate's anytime-valid confidence sequence for its completion difference against "
-                  f"`{record.reference}` was updated ({_goal(record)}). Each sequence has confidence "
+                  f"{against} was updated ({_goal(record)}). Each sequence has confidence "
                   f"{_level(record)} (α = {record.alpha:g} over the candidates, Bonferroni), and holds it at every "
                   f"look, whenever the experiment stops; the estimand is the mean difference over these "
                   f"{record.tasks} tasks. {len(record.rounds)} rounds, {total} runs in all; the fixed design of "

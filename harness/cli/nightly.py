@@ -24,26 +24,49 @@ def nightly_run_dir(history_dir: Path, now: datetime | None = None) -> Path:
 
 
 def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: float = 1.2,
-                overrides: list[str] | None = None, strategies: list[str] | None = None):
+                overrides: list[str] | None = None, strategies: list[str] | None = None,
+                until_decided: bool = False):
     """Run an experiment into `<history>/<UTC date-time>/`, write its report, then `nightly_check`.
+
+    With `until_decided` (or a `sequential:` block in the experiment) and an earlier run of the
+    experiment in the history, the run goes in rounds: after each, every strategy's confidence sequence
+    against itself in that run is updated, and a strategy stops once it is decided (non-inferior within
+    `sequential.margin`, better, or worse), so looking after every round keeps the error rate.
 
     Returns:
         The NightlyOutcome of ctxbench.reports.nightly.
 
     Raises:
-        InputError: invalid experiment file, or the run folder already exists.
+        InputError: invalid experiment file, the run folder already exists, or a `sequential:` block
+            with `goal` or `reference` (a nightly compares each strategy with itself).
         ExperimentAborted: a fatal provider error stopped the experiment.
     """
     from ctxbench.harness.config import resolve_experiment_path
+    from ctxbench.harness.results import read_results
     from ctxbench.harness.runner import load_experiment, prepare, run_experiment
+    from ctxbench.harness.sequential import PreviousRun, check_nightly_sequential, run_sequential
+    from ctxbench.harness.sequential_config import SequentialConfig
     from ctxbench.reports import nightly_check, write_report
+    from ctxbench.reports.nightly import latest_run
 
     experiment, history_dir = resolve_experiment_path(experiment), Path(history_dir)
     config = load_experiment(experiment, overrides, strategies)
+    if until_decided and config.sequential is None:
+        config = config.model_copy(update={"sequential": SequentialConfig()})
+    previous = None
+    if config.sequential is not None:
+        check_nightly_sequential(config)
+        folder = latest_run(history_dir, config.name)
+        if folder is not None and set(folder.strategies) & {s.key for s in config.strategies}:
+            previous = PreviousRun(folder.path.name, read_results(folder.path / "runs.jsonl"))
     run_dir = nightly_run_dir(history_dir)
     ctx = prepare(config, experiment.resolve().parent, run_dir)
     history_dir.mkdir(parents=True, exist_ok=True)
-    run_experiment(ctx)
+    if previous is None:
+        run_experiment(ctx)
+    else:
+        click.echo(f"ctxbench nightly: in rounds against {previous.name}, each strategy until decided", err=True)
+        run_sequential(ctx, previous=previous)
     write_report(run_dir)
     return nightly_check(history_dir, run_dir, token_ratio)
 
@@ -56,9 +79,13 @@ def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: fl
               help="A rise in mean tokens counts as a regression when its 95% interval lies above this ratio.")
 @click.option("--repeats", type=click.IntRange(1), help="Override `repeats`.")
 @click.option("--workers", type=click.IntRange(1), help="Override `workers`.")
+@click.option("--until-decided", is_flag=True,
+              help="Run in rounds against the previous run and stop each strategy once it is decided "
+                   "(the `sequential:` block's alpha, margin and max_repeats, or their defaults).")
 @experiment_options
 def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | None, workers: int | None,
-            overrides: tuple[str, ...], strategies: list[str] | None, **shortcuts: object) -> None:
+            until_decided: bool, overrides: tuple[str, ...], strategies: list[str] | None,
+            **shortcuts: object) -> None:
     """Run EXPERIMENT into the history, compare with the previous run of the experiment, write the trend.
 
     Exit codes: 0 no regression (or nothing to compare), 1 a strategy regressed (completion verdict
@@ -71,7 +98,7 @@ def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | 
         extra.append(f"repeats={repeats}")
     if workers is not None:
         extra.append(f"workers={workers}")
-    outcome = run_nightly(experiment, history, token_ratio, extra, strategies)
+    outcome = run_nightly(experiment, history, token_ratio, extra, strategies, until_decided)
     check = outcome.check
     click.echo(f"run: {outcome.run_dir}\ntrend: {outcome.trend_md}")
     if check.previous is None:
