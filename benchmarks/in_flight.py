@@ -19,11 +19,15 @@ run (its process tree, the server's excluded), and for ctxbench the ratio of its
 answered 429 for `--storm-s` seconds from `--storm-at` on; it prints both times, their ratio, the runs
 that ended in model_error and the manifest's `concurrency` (the limit's lowest value and the 429s seen).
 
+`--capacity N` runs ctxbench once at one latency and C against an endpoint that refuses (429, at once)
+every call beyond N in flight, and prints its pace against the capacity's (N / (2 calls × latency)),
+the server's mean of calls in flight while calling, and the refusals.
+
 `--executor ray` runs ctxbench's side on a local Ray runtime of `--workers` CPUs (actors holding
 `C / workers` runs each) and leaves Inspect's out.
 
 Usage: python benchmarks/in_flight.py [--latency 0.5 2] [--concurrency 8 32 128 512] [--runs-per-c 3]
-           [--inspect-env DIR] [--kit ../shared/bench/latency] [--executor ray] [--storm]
+           [--inspect-env DIR] [--kit ../shared/bench/latency] [--executor ray] [--storm | --capacity N]
 """
 
 from __future__ import annotations
@@ -54,10 +58,15 @@ import random, sys, time
 sys.path.insert(0, {kit!r})
 import latency_server as s
 plain, start = s.chat, time.monotonic()
+s.STATS.refused = 0
 async def chat(body):
-    if {at} <= time.monotonic() - start < {at} + {length} and random.random() < 0.3:
-        return 429, {{"error": {{"message": "rate limited (storm)", "type": "rate_limit_error"}}}}
+    storm = {at} <= time.monotonic() - start < {at} + {length} and random.random() < {share}
+    if storm or s.STATS.in_flight >= {capacity}:
+        s.STATS.refused += 1
+        return 429, {{"error": {{"message": "rate limited", "type": "rate_limit_error"}}}}
     return await plain(body)
+counts = s.Stats.as_dict
+s.Stats.as_dict = lambda self: {{**counts(self), "refused": getattr(self, "refused", 0)}}
 s.chat = chat
 sys.argv = [sys.argv[0], *sys.argv[1:]]
 s.main()
@@ -84,13 +93,16 @@ sys.exit(0 if logs[0].status == "success" else 2)
 class Server:
     """The latency server in a process of its own (optionally with a 429 storm)."""
 
-    def __init__(self, kit: Path, latency: float, storm: tuple[float, float] | None = None) -> None:
+    def __init__(self, kit: Path, latency: float, storm: tuple[float, float] | None = None,
+                 capacity: int | None = None) -> None:
         self.port_file = Path(tempfile.mkdtemp(prefix="ctxbench-latency-")) / "port"
         args = ["--port", "0", "--latency", str(latency), "--port-file", str(self.port_file)]
-        if storm is None:
+        if storm is None and capacity is None:
             argv = [sys.executable, str(kit / "latency_server.py"), *args]
         else:
-            code = STORM_SERVER.format(kit=str(kit), at=storm[0], length=storm[1])
+            at, length = storm or (0.0, 0.0)
+            code = STORM_SERVER.format(kit=str(kit), at=at, length=length, share=0.3 if storm else 0.0,
+                                       capacity=capacity or 10 ** 9)
             argv = [sys.executable, "-c", code, *args]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
         while not self.port_file.exists():
@@ -244,6 +256,26 @@ def storm(args: argparse.Namespace) -> None:
     print(f"storm_time_ratio={walls[1] / walls[0]:.2f}")
 
 
+def capacity(args: argparse.Namespace) -> None:
+    """ctxbench against an endpoint that refuses (429, at once) every call beyond `--capacity` in flight:
+    the adaptive limit should settle near the capacity, and the runs go at nearly its pace."""
+    latency, c = args.latency[0], args.concurrency[0]
+    runs = max(args.min_runs, args.runs_per_c * c)
+    with tempfile.TemporaryDirectory(prefix="ctxbench-in-flight-") as tmp:
+        server = Server(args.kit, latency, capacity=args.capacity)
+        try:
+            ours = run_ctxbench(Path(tmp), server.url, runs, c, args.workers)
+            stats = server.stats()
+        finally:
+            server.stop()
+    ideal = args.capacity / (2 * latency)
+    print(line("ctxbench capacity", ours, stats, runs, c, latency) +
+          f" capacity={args.capacity} runs_per_s_vs_capacity={runs / ours['wall_s'] / ideal:.2f} "
+          f"mean_in_flight_while_calling={stats['mean_in_flight_over_chat_span']} refused={stats['refused']} "
+          f"answered={stats['chat_replies']} model_errors={ours['model_errors']} "
+          f"concurrency={json.dumps(ours['concurrency'])}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, nargs="+", default=[0.5, 2.0])
@@ -259,9 +291,11 @@ def main() -> None:
     parser.add_argument("--storm", action="store_true", help="the 429 storm scenario (first latency and C)")
     parser.add_argument("--storm-at", type=float, default=20.0)
     parser.add_argument("--storm-s", type=float, default=60.0)
+    parser.add_argument("--capacity", type=int, default=None,
+                        help="instead: an endpoint refusing every call beyond this many in flight (first latency and C)")
     args = parser.parse_args()
     print(f"python {sys.executable}; load average {os.getloadavg()[0]:.2f}", flush=True)
-    storm(args) if args.storm else sweep(args)
+    capacity(args) if args.capacity else storm(args) if args.storm else sweep(args)
 
 
 if __name__ == "__main__":

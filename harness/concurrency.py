@@ -12,8 +12,10 @@ Refusals often come back at once, while answers take the endpoint's latency: wer
 retried call a new signal, a steady share of refused calls would take the limit to its floor within
 seconds whatever the endpoint could still answer. Once per round trip, the limit settles where the
 calls answered in a round trip make up for one decrease (near what the endpoint answers at once).
-A refused call waits what `Retry-After` says, or about one round trip (`retry_wait`), then queues for a
-slot again: the limit, not a growing backoff per call, is what sheds load.
+A refused call keeps its slot while it waits what `Retry-After` says, or about one round trip
+(`retry_wait`), and retries in it: the calls in flight and the refused calls waiting to retry are
+within the limit together, so an endpoint refusing at once is not sent a new call for each refusal,
+and the limit, not a growing backoff per call, is what sheds load.
 """
 
 from __future__ import annotations
@@ -56,31 +58,39 @@ class EndpointLimit:
 
     @contextmanager
     def call(self) -> Iterator[CallSlot]:
-        """A slot for one call: waits while `limit` calls are in flight."""
+        """A slot for one call and its retries after refusals: waits while `limit` calls are in flight."""
         with self._cond:
             while self.in_flight >= max(1, int(self.limit)):
                 self._cond.wait()
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
-        slot = CallSlot(time.monotonic())
+        slot = CallSlot(self, time.monotonic())
         try:
             yield slot
         finally:
-            now = time.monotonic()
             with self._cond:
                 self.in_flight -= 1
-                if slot.outcome == "answered":
-                    self.limit = min(float(self.ceiling), self.limit + INCREASE_PER_CALL)
-                    took = now - slot.started
-                    self.round_trip_s = took if self.round_trip_s is None else \
-                        (1 - ROUND_TRIP_WEIGHT) * self.round_trip_s + ROUND_TRIP_WEIGHT * took
-                elif slot.outcome == "throttled":
-                    self.throttled += 1
-                    if slot.started > self._last_decrease and now - self._last_decrease >= (self.round_trip_s or 0.0):
-                        self.limit = max(1.0, self.limit * DECREASE_FACTOR)
-                        self.lowest = min(self.lowest, self.limit)
-                        self._last_decrease = now
+                self._settle(slot, slot.outcome)
                 self._cond.notify_all()
+
+    def _settle(self, slot: CallSlot, outcome: str) -> None:
+        """Count the outcome of the slot's latest request, once (under the lock)."""
+        if slot.settled:
+            return
+        slot.settled, slot.outcome = True, outcome
+        now = time.monotonic()
+        if outcome == "answered":
+            self.limit = min(float(self.ceiling), self.limit + INCREASE_PER_CALL)
+            took = now - slot.started
+            self.round_trip_s = took if self.round_trip_s is None else \
+                (1 - ROUND_TRIP_WEIGHT) * self.round_trip_s + ROUND_TRIP_WEIGHT * took
+        elif outcome == "throttled":
+            self.throttled += 1
+            if slot.started > self._last_decrease and now - self._last_decrease >= (self.round_trip_s or 0.0):
+                self.limit = max(1.0, self.limit * DECREASE_FACTOR)
+                self.lowest = min(self.lowest, self.limit)
+                self._last_decrease = now
+        self._cond.notify_all()
 
     def retry_wait(self, floor: float) -> float:
         """How long a refused call waits before it queues again (without a `Retry-After`): between half
@@ -96,9 +106,24 @@ class EndpointLimit:
 
 @dataclass
 class CallSlot:
+    """One call's place among the calls in flight; a refused call keeps it through its wait and retries
+    in it, so the retries of refused calls count in the limit."""
+
+    limit: EndpointLimit
     started: float
+    """When the latest request in this slot was sent."""
     outcome: str = "failed"
     """`answered`, `throttled` (429 / 503) or `failed` (anything else: the limit stays)."""
+    settled: bool = False
+
+    def settle(self, outcome: str) -> None:
+        """The latest request's outcome, counted now (a refusal lowers the limit at once)."""
+        with self.limit._cond:
+            self.limit._settle(self, outcome)
+
+    def again(self) -> None:
+        """A new request in this slot (a refused call's retry)."""
+        self.started, self.outcome, self.settled = time.monotonic(), "failed", False
 
 
 @dataclass(frozen=True)

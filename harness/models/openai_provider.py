@@ -95,30 +95,46 @@ class OpenAIModel:
         attempt, failing_since = 0, None
         gate = endpoint_limit(c.base_url or "api.openai.com", c.max_connections)
         while True:
-            started = time.monotonic()
-            with gate.call() as slot:  # released before a retry's wait: a waiting call holds no slot
-                try:
-                    completion = self._attempt(request, messages)
-                    slot.outcome = "answered"
-                except TransientModelError as exc:
-                    slot.outcome = "throttled" if exc.throttled else "failed"
-                    error: TransientModelError | None = exc
-                else:
-                    error = None
+            with gate.call() as slot:
+                while True:
+                    try:
+                        completion = self._attempt(request, messages)
+                    except TransientModelError as exc:
+                        error: TransientModelError | None = exc
+                    else:
+                        slot.settle("answered")
+                        error = None
+                        break
+                    failing_since = slot.started if failing_since is None else failing_since
+                    if not error.throttled:
+                        break  # backs off without its slot
+                    slot.settle("throttled")  # lowers the limit at once
+                    # a refusal keeps its slot through its wait (about one round trip) and retries in it:
+                    # the lowered limit, counting these, is what sheds the load
+                    time.sleep(self._pause(error, gate.retry_wait(BASE_DELAY_S), attempt, failing_since))
+                    attempt += 1
+                    slot.again()
+                started = slot.started
             if error is None:
                 retried = 0.0 if failing_since is None else started - failing_since
                 return dataclasses.replace(completion, retried_s=round(retried, 3))
-            failing_since = started if failing_since is None else failing_since
-            failing = time.monotonic() - failing_since
-            left = c.retry_budget_s - failing
-            if left <= 0:
-                raise TransientModelError(f"{error} (still failing after {failing:.1f} s and {attempt + 1} "
-                                          f"attempts; model.retry_budget_s is {c.retry_budget_s:g} s)") from None
-            # a refusal (429 / 503) waits about one round trip and queues again: the endpoint's limit of
-            # calls in flight has been lowered, and it is what sheds load; other failures back off
-            pause = gate.retry_wait(BASE_DELAY_S) if error.throttled else _backoff(attempt)
-            time.sleep(min(left, MAX_DELAY_S, max(error.retry_after, pause)))
+            assert failing_since is not None
+            time.sleep(self._pause(error, _backoff(attempt), attempt, failing_since))
             attempt += 1
+
+    def _pause(self, error: TransientModelError, wait: float, attempt: int, failing_since: float) -> float:
+        """How long to wait before the next attempt: `wait`, or longer when the endpoint's `Retry-After`
+        says so, at most MAX_DELAY_S and what is left of the retry budget.
+
+        Raises:
+            TransientModelError: the request has been failing for all of `model.retry_budget_s`.
+        """
+        budget = self.config.retry_budget_s
+        failing = time.monotonic() - failing_since
+        if budget - failing <= 0:
+            raise TransientModelError(f"{error} (still failing after {failing:.1f} s and {attempt + 1} "
+                                      f"attempts; model.retry_budget_s is {budget:g} s)") from None
+        return min(budget - failing, MAX_DELAY_S, max(error.retry_after, wait))
 
     def _attempt(self, request: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:
         """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""

@@ -46,6 +46,28 @@ def test_once_calls_are_answered_refusals_lower_the_limit_at_most_once_per_round
     assert 0.5 * 5.0 * 0.9 <= limit.retry_wait(1.0) <= 5.0 * 1.1  # a refused call waits about a round trip
 
 
+def test_a_refused_call_keeps_its_slot_through_its_wait_and_its_retry_counts_once():
+    limit = EndpointLimit(2)
+    entered = threading.Event()
+
+    def another() -> None:
+        with limit.call() as slot:
+            entered.set()
+            slot.outcome = "answered"
+
+    with limit.call() as slot:
+        slot.settle("throttled")  # refused: the limit falls to 1.4 at once, and this call still holds its slot
+        assert limit.limit == pytest.approx(2 * DECREASE_FACTOR) and limit.in_flight == 1
+        waiting = threading.Thread(target=another)
+        waiting.start()
+        waiting.join(0.3)
+        assert not entered.is_set()  # the refused call waiting to retry fills the lowered limit
+        slot.again()
+        slot.outcome = "answered"  # its retry is answered
+    waiting.join(60)
+    assert entered.is_set() and limit.gauge().throttled == 1 and limit.gauge().peak == 1
+
+
 def test_answered_calls_raise_the_limit_up_to_its_ceiling_and_failures_leave_it():
     limit = EndpointLimit(4)
     _calls(limit, ["throttled"])
