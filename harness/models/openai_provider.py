@@ -97,13 +97,13 @@ class OpenAIModel:
         while True:
             with gate.call() as slot:
                 while True:
+                    error: TransientModelError | None = None
                     try:
                         completion = self._attempt(request, messages)
                     except TransientModelError as exc:
-                        error: TransientModelError | None = exc
-                    else:
+                        error = exc
+                    if error is None:
                         slot.settle("answered")
-                        error = None
                         break
                     failing_since = slot.started if failing_since is None else failing_since
                     if not error.throttled:
