@@ -2,7 +2,8 @@
 
 The processes are the CPU work (one per core by default); a run's threads wait concurrently on what
 they wait for (model calls above all), so runs in flight are not bounded by cores. The runner hands each
-process up to `threads` runs at a time over a pipe and takes results back in completion order.
+process up to `threads` runs at a time (and as many queued behind them) over a pipe and takes results back
+in completion order.
 """
 
 from __future__ import annotations
@@ -79,9 +80,11 @@ def _dispatch(workers: list[_Worker], specs: list[RunSpec], threads: int,
     owner: dict[Connection | int, _Worker] = {w.conn: w for w in workers}
     owner.update({w.process.sentinel: w for w in workers})
     while left:
-        for worker in workers:  # keep every process at `threads` runs (plus one queued: no idle gap)
+        # keep every process at `threads` runs and as many queued: runs that end together (a round of
+        # calls answered together) are followed at once, not each after a trip through this loop
+        for worker in workers:
             batch: list[RunSpec] = []
-            while worker.in_flight + len(batch) <= threads and (spec := next(queue, None)) is not None:
+            while worker.in_flight + len(batch) < 2 * threads and (spec := next(queue, None)) is not None:
                 batch.append(spec)
             if batch:  # one message: the process takes its first `threads` runs at once
                 worker.conn.send(batch)
