@@ -80,12 +80,15 @@ def _dispatch(workers: list[_Worker], specs: list[RunSpec], threads: int,
     owner: dict[Connection | int, _Worker] = {w.conn: w for w in workers}
     owner.update({w.process.sentinel: w for w in workers})
     while left:
-        # keep every process at `threads` runs and as many queued: runs that end together (a round of
-        # calls answered together) are followed at once, not each after a trip through this loop
-        for worker in workers:
-            batch: list[RunSpec] = []
-            while worker.in_flight + len(batch) < 2 * threads and (spec := next(queue, None)) is not None:
-                batch.append(spec)
+        # keep every process at `threads` runs, then as many queued: runs that end together (a round of
+        # calls answered together) are followed at once, not each after a trip through this loop; the
+        # runs are shared out first, so that a plan smaller than the queues still runs on every process
+        batches: list[list[RunSpec]] = [[] for _ in workers]
+        for depth in (threads, 2 * threads):
+            for worker, batch in zip(workers, batches):
+                while worker.in_flight + len(batch) < depth and (spec := next(queue, None)) is not None:
+                    batch.append(spec)
+        for worker, batch in zip(workers, batches):
             if batch:  # one message: the process takes its first `threads` runs at once
                 worker.conn.send(batch)
                 worker.in_flight += len(batch)

@@ -159,3 +159,21 @@ def test_how_runs_are_executed_is_not_a_fixed_variable(experiment_file, tmp_path
         ctx = prepare(load_config(experiment_file(**extra)), tmp_path, tmp_path / f"out{len(ids)}")
         ids.append((ctx.experiment_id, ctx.fixed))
     assert ids[0] == ids[1]
+
+
+def test_a_plan_smaller_than_the_queues_runs_on_every_process(experiment_file, tmp_path, monkeypatch):
+    """4 runs, 2 processes of 2 runs in flight each: all 4 must be in flight at once, so neither process
+    may take the other's share into its queue."""
+    import multiprocessing
+
+    import ctxbench.harness.single_run
+    from ctxbench.harness.runner import prepare, run_experiment
+
+    barrier = multiprocessing.get_context("fork").Barrier(4)  # shared by the forked worker processes
+    monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path / "work"))
+    monkeypatch.setattr(ctxbench.harness.single_run, "make_model", lambda config, task, counter, seed: _MeetsTheOthers(barrier))
+    exp = experiment_file(repeats=4, workers=2, max_runs=4, taskset={"path": str(SMOKE), "ids": ["calc-median-even-length"]})
+    results = run_experiment(prepare(load_config(exp), tmp_path, tmp_path / "out"), progress=False)
+    assert len(results) == 4
+    assert all(r.failure_reason != "harness_error" and r.tool_calls == {"finish": 1} for r in results), \
+        [r.error for r in results]
