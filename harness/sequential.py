@@ -2,7 +2,7 @@
 
 Round 1 runs every task at repeat 0, round k repeat k − 1, for the reference and every candidate not
 yet decided. After each round every running candidate's confidence sequence against the reference
-(ctxbench.reports.sequence) is updated; a candidate whose verdict stops it for the experiment's goal
+(ctxbench.harness.sequence) is updated; a candidate whose verdict stops it for the experiment's goal
 runs no more. The experiment ends when every candidate is decided or after `max_repeats` rounds.
 sequential.json records every look; `--resume` replays the recorded rounds as they were decided and
 looks only at rounds that were never looked at, so resuming adds no look.
@@ -27,7 +27,7 @@ from ctxbench.harness.records import RunResult
 from ctxbench.harness.runner import RunContext, RunSpec, run_experiment
 from ctxbench.harness.sequential_config import (SEQUENTIAL_FILE, ArmDecision, ArmLook, RoundRecord, SequentialConfig,
                                                 SequentialRecord, read_sequential)
-from ctxbench.reports.sequence import arm_level, confidence_sequence, decide, stops
+from ctxbench.harness.sequence import arm_level, confidence_sequence, decide, stops
 
 __all__ = ["SEQUENTIAL_FILE", "PreviousRun", "reference_arm", "check_sequential", "check_nightly_sequential",
            "round_differences", "run_sequential"]

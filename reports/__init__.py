@@ -1,8 +1,8 @@
 """Reports: load results folders, compute the statistics, compare, plot and render.
 
-The names below load their module on first use (PEP 562), so that a module of this package with few
-imports of its own (the confidence sequences a sequential run updates, `sequence`) loads without pandas
-and matplotlib: `ctxbench run` stays quick to start."""
+The names below load their module on first use (PEP 562): importing one module of this package loads
+what that module needs, not pandas and matplotlib for every report, so the commands that read a
+report's pieces late (`ctxbench run`, `nightly`) stay quick to start."""
 
 if __name__ == "reports":  # imported by its folder name, which would make a second copy of every class
     raise SystemExit("error: import ctxbench.reports, not reports: the folder reports/ is the package ctxbench.reports")

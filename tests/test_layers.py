@@ -23,7 +23,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "ctxbench.harness.shell_reading", "ctxbench.harness.chat_history",
                  "ctxbench.harness.redact", "ctxbench.harness.placeholders", "ctxbench.harness.summaries",
                  "ctxbench.harness.agent_config", "ctxbench.harness.relay", "ctxbench.harness.docker_standin",
-                 "ctxbench.harness.concurrency", "ctxbench.harness.model_section", "ctxbench.harness.sequential_config")),
+                 "ctxbench.harness.concurrency", "ctxbench.harness.model_section", "ctxbench.harness.sequential_config",
+                 "ctxbench.harness.sequence")),
     ("strategies, models, tools", ("ctxbench.strategies", "ctxbench.strategies.", "ctxbench.harness.models",
                                    "ctxbench.harness.models.", "ctxbench.harness.tools",
                                    "ctxbench.harness.sandbox", "ctxbench.harness.sandbox.", "ctxbench.harness.workspace",
@@ -38,10 +39,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                        "ctxbench.harness.validate", "ctxbench.harness.serve_sim",
                                        "ctxbench.harness.gateway", "ctxbench.harness.agent_route",
                                        "ctxbench.harness.external_agent", "ctxbench.harness.agent_setup",
-                                       "ctxbench.harness.worker_pool", "ctxbench.harness.ray_holders")),
+                                       "ctxbench.harness.worker_pool", "ctxbench.harness.ray_holders",
+                                       "ctxbench.harness.sequential")),
     ("reports", ("ctxbench.reports", "ctxbench.reports.")),
-    ("CLI and nightly", ("ctxbench.harness.cli", "ctxbench.harness.cli.", "ctxbench.harness.nightly",
-                         "ctxbench.harness.sequential")),
+    ("CLI and nightly", ("ctxbench.harness.cli", "ctxbench.harness.cli.", "ctxbench.harness.nightly")),
 ]
 
 LAZY_ALLOWED = ("ctxbench.harness.cli",)

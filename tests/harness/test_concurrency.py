@@ -46,20 +46,26 @@ def test_once_calls_are_answered_refusals_lower_the_limit_at_most_once_per_round
     assert 0.5 * 5.0 * 0.9 <= limit.retry_wait(1.0) <= 5.0 * 1.1  # a refused call waits about a round trip
 
 
-def test_a_refused_call_keeps_its_slot_through_its_wait_and_its_retry_counts_once():
-    limit = EndpointLimit(2)
+def _another_call(limit: EndpointLimit) -> tuple[threading.Thread, threading.Event]:
+    """A call started in a thread of its own, and the event it sets once it has a slot."""
     entered = threading.Event()
 
-    def another() -> None:
+    def call() -> None:
         with limit.call() as slot:
             entered.set()
             slot.outcome = "answered"
 
+    thread = threading.Thread(target=call)
+    thread.start()
+    return thread, entered
+
+
+def test_a_refused_call_keeps_its_slot_through_its_wait_and_its_retry_counts_once():
+    limit = EndpointLimit(2)
     with limit.call() as slot:
         slot.settle("throttled")  # refused: the limit falls to 1.4 at once, and this call still holds its slot
         assert limit.limit == pytest.approx(2 * DECREASE_FACTOR) and limit.in_flight == 1
-        waiting = threading.Thread(target=another)
-        waiting.start()
+        waiting, entered = _another_call(limit)
         waiting.join(0.3)
         assert not entered.is_set()  # the refused call waiting to retry fills the lowered limit
         slot.again()
@@ -84,16 +90,8 @@ def test_answered_calls_raise_the_limit_up_to_its_ceiling_and_failures_leave_it(
 
 def test_a_call_waits_while_the_limit_is_in_flight():
     limit = EndpointLimit(1)
-    entered = threading.Event()
-
-    def second() -> None:
-        with limit.call() as slot:
-            entered.set()
-            slot.outcome = "answered"
-
     with limit.call() as slot:
-        waiting = threading.Thread(target=second)
-        waiting.start()
+        waiting, entered = _another_call(limit)
         waiting.join(0.3)
         assert not entered.is_set()  # held back while the first call is in flight
         slot.outcome = "answered"
