@@ -149,19 +149,44 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
 
 def kept_folders(command: list[str], python: str) -> tuple[str, ...]:
     """What the jail binds back for an agent, where the home folder or /tmp covers it: the installation
-    of its program and of the test interpreter (the folder above their `bin/`, e.g. a virtual
-    environment, and the one a link leads to), and each file the command names (with its folder),
-    never the home folder itself."""
+    of its program, of the interpreter its `#!` line names (a virtual environment's `python3` links to
+    a Python that may live in the home folder, e.g. pyenv's) and of the test interpreter (the folder
+    above their `bin/`, e.g. a virtual environment, and the one a link leads to), and each file the
+    command names (with its folder), never the home folder itself."""
     home = Path.home().absolute()
     kept: set[Path] = set()
-    for program in (command[0], python):
-        for exe in (Path(program), Path(os.path.realpath(program))):
+    for program in (command[0], _script_interpreter(command[0]), python):
+        if program is None:
+            continue
+        for exe in _link_hops(Path(program)):
             kept.add(exe.parent.parent if exe.parent.name == "bin" and exe.parent.parent != home else exe.parent)
     for word in command[1:]:
         path = Path(word)
         if path.is_absolute() and path.exists():
             kept.add(path if path.is_dir() or path.parent == home else path.parent)
     return tuple(sorted(str(p) for p in kept if p not in (Path("/"), home)))
+
+
+def _link_hops(path: Path) -> list[Path]:
+    """`path`, each path its chain of links passes through (every one must exist inside the jail for the
+    chain to resolve there), and where it ends."""
+    hops = [path]
+    while hops[-1].is_symlink() and len(hops) < 40:
+        hops.append(hops[-1].parent / os.readlink(hops[-1]))
+    return [*hops, Path(os.path.realpath(path))]
+
+
+def _script_interpreter(program: str) -> str | None:
+    """The interpreter a script's `#!` line names (through `env`, the one on PATH); None for a binary."""
+    try:
+        with open(program, "rb") as fh:
+            head = fh.readline(512)
+    except OSError:
+        return None
+    words = head[2:].decode("utf-8", "replace").split() if head.startswith(b"#!") else []
+    if len(words) >= 2 and Path(words[0]).name == "env":
+        return shutil.which(words[1])
+    return words[0] if words else None
 
 
 def _python_folder(folder: Path, python: str) -> Path:

@@ -146,3 +146,27 @@ def test_a_stand_in_agent_with_the_openai_sdk_and_one_bash_tool_runs_under_the_e
         bash_calls = {c.id for t in turns for c in t.tool_calls if c.name == "bash"}
         masked = {a.target for t in turns for a in t.ledger.actions if a.kind == "masked"}
         assert masked and masked <= bash_calls
+
+
+def test_the_jail_keeps_the_python_an_agent_s_script_runs_on_even_in_the_home_folder(tmp_path, monkeypatch):
+    """An agent installed in a virtual environment made from a Python under the home folder (pyenv's):
+    its script's `#!` interpreter links there, which the jail hides unless it is bound back."""
+    from ctxbench.harness.external_agent import kept_folders
+
+    home = tmp_path / "home"
+    base = home / ".pyenv" / "versions" / "3.11.7"
+    (base / "bin").mkdir(parents=True)
+    (base / "bin" / "python3.11").symlink_to(sys.executable)
+    venv = tmp_path / "venvs" / "agent"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python3").symlink_to(base / "bin" / "python3.11")
+    script = venv / "bin" / "agent"
+    script.write_text(f"#!{venv / 'bin' / 'python3'}\nprint('hi')\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    kept = kept_folders([str(script), "--yolo"], sys.executable)
+    assert str(venv) in kept and str(base) in kept and str(home) not in kept
+    via_env = tmp_path / "tool"
+    via_env.write_text("#!/usr/bin/env python3\n")
+    on_path = Path(shutil.which("python3") or "/usr/bin/python3")
+    assert any(on_path.is_relative_to(k) for k in kept_folders([str(via_env)], sys.executable))  # PATH's python3
