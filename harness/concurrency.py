@@ -90,7 +90,6 @@ class EndpointLimit:
                 self.limit = max(1.0, self.limit * DECREASE_FACTOR)
                 self.lowest = min(self.lowest, self.limit)
                 self._last_decrease = now
-        self._cond.notify_all()
 
     def retry_wait(self, floor: float) -> float:
         """How long a refused call waits before it queues again (without a `Retry-After`): between half
@@ -120,6 +119,7 @@ class CallSlot:
         """The latest request's outcome, counted now (a refusal lowers the limit at once)."""
         with self.limit._cond:
             self.limit._settle(self, outcome)
+            self.limit._cond.notify_all()
 
     def again(self) -> None:
         """A new request in this slot (a refused call's retry)."""

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from ctxbench.harness.config import ExperimentConfig, StrategySpec
+from ctxbench.harness.config import ExperimentConfig
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import RunResult
 from ctxbench.harness.runner import RunContext, RunSpec, run_experiment
-from ctxbench.harness.sequential_config import (SEQUENTIAL_FILE, ArmDecision, ArmLook, RoundRecord, SequentialConfig,
+from ctxbench.harness.sequential_config import (SEQUENTIAL_FILE, ArmDecision, ArmLook, RoundRecord,
                                                 SequentialRecord, read_sequential)
-from ctxbench.harness.sequence import arm_level, confidence_sequence, decide, stops
+from ctxbench.harness.sequence import Goal, arm_level, confidence_sequence, decide, stops
 
 __all__ = ["SEQUENTIAL_FILE", "PreviousRun", "reference_arm", "check_sequential", "check_nightly_sequential",
            "round_differences", "run_sequential"]
@@ -119,7 +119,7 @@ class _Pairing:
     partner: dict[str, str]
     always: set[str]
     outside: list[RunResult]
-    goal: str
+    goal: Goal
     max_repeats: int
     against: str | None = None
 

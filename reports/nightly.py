@@ -11,6 +11,9 @@ from typing import Literal
 import pandas as pd
 
 from ctxbench.harness.errors import CantTell, InputError, Regressed
+from ctxbench.harness.records import RunResult
+from ctxbench.harness.results import read_results
+from ctxbench.harness.results_folder import MANIFEST_FILE, RUNS_FILE, read_manifest
 from ctxbench.harness.sequential_config import ArmDecision, SequentialRecord, read_sequential
 from ctxbench.reports.compare import PairedComparison, accounting_lines, compare_folders, verdict_line
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_markdown
@@ -167,7 +170,7 @@ class RegressionCheck:
 
 def sequence_phrase(d: ArmDecision, level: float) -> str:
     """e.g. "rounds: non-inferior after round 2 (24 runs, 60 in the fixed design), confidence sequence
-    [−4.1, +8.3] pts (95%)"."""
+    [-4.1, +8.3] pts (95%)"."""
     when = f"after round {d.round}" if d.verdict != "undecided" else f"undecided after {d.round} rounds"
     head = f"{d.verdict} {when}" if d.verdict != "undecided" else when
     return (f"rounds: {head} ({d.runs} runs, {d.fixed_runs} in the fixed design), confidence sequence "
@@ -212,6 +215,14 @@ class History:
     """Sub-folders left out, each with the reason."""
 
 
+def _run_folders(history: Path) -> list[Path]:
+    """The sub-folders of `history` that hold a manifest, by name."""
+    history = Path(history)
+    if not history.is_dir():
+        return []
+    return sorted(p for p in history.iterdir() if p.is_dir() and (p / MANIFEST_FILE).exists())
+
+
 def _order_key(folder: ResultsFolder) -> tuple[str, str]:
     return folder.manifest.created, folder.path.name
 
@@ -219,7 +230,7 @@ def _order_key(folder: ResultsFolder) -> tuple[str, str]:
 def read_history(history: Path, current: ResultsFolder) -> History:
     """Every run folder in `history` of the same experiment (same name) as `current`, current included."""
     runs, skipped = [], []
-    for sub in sorted(p for p in Path(history).iterdir() if p.is_dir() and (p / "manifest.json").exists()):
+    for sub in _run_folders(history):
         if sub.resolve() == current.path.resolve():
             runs.append(current)
             continue
@@ -243,18 +254,23 @@ def find_previous_run(history: History, current: ResultsFolder) -> ResultsFolder
     return earlier[-1] if earlier else None
 
 
-def latest_run(history: Path, name: str) -> ResultsFolder | None:
-    """The latest readable run in `history` of the experiment called `name` (None when there is none)."""
-    runs = []
-    for sub in sorted(p for p in Path(history).iterdir() if p.is_dir() and (p / "manifest.json").exists()) \
-            if Path(history).is_dir() else []:
+def latest_run(history: Path, name: str) -> tuple[Path, list[RunResult]] | None:
+    """The latest readable run in `history` of the experiment called `name`, with its runs (None when
+    there is none). Reads manifests to order them, and the runs of the one chosen only."""
+    named = []
+    for sub in _run_folders(history):
         try:
-            folder = load_results(sub)
+            manifest = read_manifest(sub)
         except InputError:
             continue
-        if folder.manifest.name == name:
-            runs.append(folder)
-    return max(runs, key=_order_key, default=None)
+        if manifest.name == name:
+            named.append((manifest.created, sub.name, sub))
+    for *_, sub in sorted(named, reverse=True):
+        try:
+            return sub, read_results(sub / RUNS_FILE)
+        except InputError:
+            continue
+    return None
 
 
 def trend_frame(runs: list[ResultsFolder], latest: ResultsFolder | None = None, seed: int = 0) -> pd.DataFrame:

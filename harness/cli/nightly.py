@@ -42,7 +42,6 @@ def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: fl
         ExperimentAborted: a fatal provider error stopped the experiment.
     """
     from ctxbench.harness.config import resolve_experiment_path
-    from ctxbench.harness.results import read_results
     from ctxbench.harness.runner import load_experiment, prepare, run_experiment
     from ctxbench.harness.sequential import PreviousRun, check_nightly_sequential, run_sequential
     from ctxbench.harness.sequential_config import SequentialConfig
@@ -56,9 +55,9 @@ def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: fl
     previous = None
     if config.sequential is not None:
         check_nightly_sequential(config)
-        folder = latest_run(history_dir, config.name)
-        if folder is not None and set(folder.strategies) & {s.key for s in config.strategies}:
-            previous = PreviousRun(folder.path.name, read_results(folder.path / "runs.jsonl"))
+        latest = latest_run(history_dir, config.name)
+        if latest is not None and {r.strategy for r in latest[1]} & {s.key for s in config.strategies}:
+            previous = PreviousRun(latest[0].name, latest[1])
     run_dir = nightly_run_dir(history_dir)
     ctx = prepare(config, experiment.resolve().parent, run_dir)
     history_dir.mkdir(parents=True, exist_ok=True)
