@@ -47,6 +47,8 @@ class AgentOutcome:
     test_s: float = 0.0
     invalid_actions: int = 0
     context_loss_events: int = 0
+    own_rewrites: int = 0
+    """Times an external agent replaced the history it sends (its own compaction), seen at its gateway."""
     tool_calls: Counter = field(default_factory=Counter)
     detail: str = ""
 

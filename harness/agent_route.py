@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.harness.agent import AgentOutcome, count_context, transcript_observations
-from ctxbench.harness.chat_history import fenced_command
-from ctxbench.harness.chat_server import ChatReply, check_chat_request, completion_reply, error_reply, models_reply
+from ctxbench.harness.chat_history import fenced_command, fingerprints, own_context
 from ctxbench.harness.config import Limits
 from ctxbench.harness.context import Context, ContextOverflow
 from ctxbench.harness.models.base import Completion, ContextLengthExceeded, FatalModelError, MalformedOutput, \
@@ -29,6 +28,8 @@ from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import History, StopReason, TranscriptTurn
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.transcript import TranscriptWriter
+from ctxbench.harness.wire import ModelRequest, Refusal
+from ctxbench.harness.wire_messages import with_cache_marks
 from ctxbench.strategies.hook import StrategyHook
 
 __all__ = ["AgentRoute"]
@@ -36,59 +37,64 @@ __all__ = ["AgentRoute"]
 class AgentRoute:
     """Answers one run's agent; `outcome` holds what the run spent, `stop` why the gateway ended it."""
 
+    owner = "ctxbench"
+
     def __init__(self, hook: StrategyHook, model: Model, model_name: str, limits: Limits, context_window: int,
                  transcript: TranscriptWriter, outcome: AgentOutcome, stop_file: Path,
-                 prices: Prices | None = None) -> None:
-        self.hook, self.model, self.model_name = hook, model, model_name
+                 prices: Prices | None = None, marks_cache: bool = False) -> None:
+        """`marks_cache`: the model is Anthropic's, so the messages the agent marked for its prompt cache
+        keep their marks."""
+        self.hook, self.model, self.model_name, self.marks_cache = hook, model, model_name, marks_cache
         self.limits, self.window, self.transcript, self.outcome = limits, context_window, transcript, outcome
         self.stop_file, self.prices = stop_file, prices
         self.stop: tuple[StopReason, str] | None = None
         self.fatal: FatalModelError | None = None
         """A fatal provider error (bad key, unknown model): the experiment stops after this run."""
         self._pending: TranscriptTurn | None = None
+        self._previous: list[str] | None = None
+        """The fingerprints of the agent's last answered request."""
         self._lock = threading.Lock()
 
-    def models(self) -> ChatReply:
-        return models_reply(self.model_name, "ctxbench")
-
-    def chat(self, request: Any) -> ChatReply:
-        refused = check_chat_request(request, self.model_name)
-        if refused is not None:
-            return refused
+    def answer(self, request: ModelRequest) -> Completion | Refusal:
         with self._lock:
             return self._answer(request)
 
-    def _answer(self, request: dict[str, Any]) -> ChatReply:
+    def _answer(self, request: ModelRequest) -> Completion | Refusal:
         if self.stop is not None:
             return self._refusal()
         if self.outcome.turns >= self.limits.max_turns:
             return self._end("max_turns", f"the run's limit of {self.limits.max_turns} model calls is reached")
-        messages, tools = request["messages"], request.get("tools") or []
+        messages, tools = request.messages, request.tools
         try:
             context = self.hook(messages, tools)
             self._observed(self.hook.history)
             self._account(context, tools)
-            completion = self._complete(context, tools)
+            sent = with_cache_marks(context.messages, request.cache_marks) if self.marks_cache else context.messages
+            completion = self._complete(sent, tools)
         except (ContextOverflow, ContextLengthExceeded) as exc:
             self._end("context_overflow", str(exc))
-            return error_reply(400, str(exc), param="messages", code="context_length_exceeded")
+            return Refusal(400, str(exc), param="messages", code="context_length_exceeded")
         except TransientModelError as exc:
             return self._end("model_error", str(exc), status=503)
         except MalformedOutput as exc:
             self.outcome.invalid_actions += 1
-            return error_reply(502, f"the model's reply could not be read: {exc}", kind="server_error")
+            return Refusal(502, f"the model's reply could not be read: {exc}", kind="server_error")
         except FatalModelError as exc:
             self.fatal = exc
             return self._end("model_error", str(exc), status=502)
-        self._pending = self._turn(context, tools, completion, len(messages))
+        turn = self._turn(context, tools, completion, len(messages))
+        turn.own_context = own_context(messages, self._previous)
+        if turn.own_context == "rewritten":
+            self.outcome.own_rewrites += 1
+        self._pending, self._previous = turn, fingerprints(messages)
         if self.outcome.total_tokens >= self.limits.max_tokens_per_run:
             self._stop("token_budget", f"the run's token budget of {self.limits.max_tokens_per_run} is spent")
-        return completion_reply(request, completion, self.model_name)
+        return completion
 
-    def _complete(self, context: Context, tools: list[dict[str, Any]]) -> Completion:
+    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
         t0 = time.monotonic()
         try:
-            completion = self.model.complete(context.messages, tools)
+            completion = self.model.complete(messages, tools)
         finally:
             self.outcome.model_s += time.monotonic() - t0
         out = self.outcome
@@ -136,13 +142,12 @@ class AgentRoute:
             self.stop = (reason, detail)
             self.stop_file.touch()
 
-    def _end(self, reason: StopReason, detail: str, status: int = 400) -> ChatReply:
+    def _end(self, reason: StopReason, detail: str, status: int = 400) -> Refusal:
         self._stop(reason, detail)
         return self._refusal(status)
 
-    def _refusal(self, status: int = 400) -> ChatReply:
+    def _refusal(self, status: int = 400) -> Refusal:
         assert self.stop is not None
         reason, detail = self.stop
-        return error_reply(status, f"ctxbench ended this run ({reason}): {detail}; no further model calls are "
-                                   "answered", kind="invalid_request_error" if status < 500 else "server_error",
-                           code=reason)
+        return Refusal(status, f"ctxbench ended this run ({reason}): {detail}; no further model calls are answered",
+                       kind="invalid_request_error" if status < 500 else "server_error", code=reason)

@@ -1,7 +1,10 @@
-"""The HTTP side of ctxbench's OpenAI-compatible endpoints (`serve-sim`, `gateway`).
+"""The HTTP side of ctxbench's model endpoints (`serve-sim`, `gateway`, each external run's route).
 
-`GET /v1/models` and `POST /v1/chat/completions`, answered by a `ChatBackend`; a streamed request
-(`"stream": true`) gets the reply as server-sent events in the chunk format of OpenAI's API.
+`GET /v1/models`, and a model call in any of three wire formats (`ctxbench.harness.wire`): `POST
+/v1/chat/completions`, `POST /v1/messages` (Anthropic) and `POST /v1/responses`, each read onto one
+`ModelRequest`, answered by a `ModelBackend` that never sees the format, and written back in the
+client's own format, plain or streamed. An error (a body in none of the formats, a refused call) is
+answered in the error shape of the format the route claims.
 """
 
 from __future__ import annotations
@@ -9,109 +12,59 @@ from __future__ import annotations
 import json
 import os
 import socketserver
-import time
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
 from ctxbench.harness.models.base import Completion
+from ctxbench.harness.wire import HttpReply, ModelRequest, Refusal, Wire, json_reply
+from ctxbench.harness.wire_chat import CHAT
+from ctxbench.harness.wire_messages import MESSAGES
+from ctxbench.harness.wire_responses import RESPONSES
 
-__all__ = ["ChatReply", "ChatBackend", "error_reply", "completion_body", "completion_reply", "check_chat_request",
-           "models_reply", "make_server", "make_unix_server"]
+__all__ = ["ModelBackend", "WIRES", "wire_for", "respond", "models_reply", "make_server", "make_unix_server"]
 
-
-@dataclass(frozen=True)
-class ChatReply:
-    """An HTTP status and its JSON body; `stream` sends the body as server-sent event chunks instead."""
-
-    status: int
-    body: dict[str, Any]
-    stream: bool = False
-    include_usage: bool = False
-    """With `stream`: a last chunk carries the usage (the request's `stream_options.include_usage`)."""
+WIRES: tuple[Wire, ...] = (CHAT, MESSAGES, RESPONSES)
 
 
-class ChatBackend(Protocol):
-    """What answers the two routes."""
+class ModelBackend(Protocol):
+    """What answers the model calls of an endpoint."""
 
-    def models(self) -> ChatReply: ...
+    model_name: str
+    """The one model it serves."""
+    owner: str
+    """Who `GET /v1/models` says owns it."""
 
-    def chat(self, request: Any) -> ChatReply: ...
-
-
-def error_reply(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
-                code: str | None = None) -> ChatReply:
-    """An error in OpenAI's shape (`{"error": {message, type, param, code}}`)."""
-    return ChatReply(status, {"error": {"message": message, "type": kind, "param": param, "code": code}})
+    def answer(self, request: ModelRequest) -> Completion | Refusal: ...
 
 
-def models_reply(model_name: str, owner: str) -> ChatReply:
-    """`GET /v1/models`: the one model served."""
-    return ChatReply(200, {"object": "list", "data": [{"id": model_name, "object": "model", "created": 0,
-                                                       "owned_by": owner}]})
+def wire_for(path: str) -> Wire | None:
+    """The wire format served on `path` (its query string ignored), or None."""
+    route = path.split("?", 1)[0].rstrip("/")
+    return next((w for w in WIRES if route in w.paths), None)
 
 
-def check_chat_request(request: Any, model_name: str) -> ChatReply | None:
-    """The error reply for a request that is not a chat request for `model_name`, else None."""
-    if not isinstance(request, dict):
-        return error_reply(400, "the request body must be a JSON object")
-    messages, tools = request.get("messages"), request.get("tools") or []
-    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-        return error_reply(400, "`messages` must be a non-empty list of message objects", param="messages")
-    if not isinstance(tools, list):
-        return error_reply(400, "`tools` must be a list", param="tools")
-    if request.get("model") != model_name:
-        return error_reply(404, f"The model {request.get('model')!r} does not exist; this server serves "
-                                f"{model_name!r}", param="model", code="model_not_found")
-    return None
+def models_reply(model_name: str, owner: str) -> HttpReply:
+    """`GET /v1/models`: the one model served, in a list both OpenAI's and Anthropic's clients read."""
+    entry = {"id": model_name, "object": "model", "created": 0, "owned_by": owner, "type": "model",
+             "display_name": model_name, "created_at": "1970-01-01T00:00:00Z"}
+    return json_reply(200, {"object": "list", "data": [entry], "has_more": False, "first_id": model_name,
+                            "last_id": model_name})
 
 
-def completion_body(completion: Completion, model_name: str) -> dict[str, Any]:
-    """A chat.completion response for `completion`."""
-    message: dict[str, Any] = {"role": "assistant", "content": completion.text}
-    if completion.tool_calls:
-        message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                                 for c in completion.tool_calls]
-    usage = completion.usage
-    return {
-        "id": "chatcmpl-" + (completion.tool_calls[0].id if completion.tool_calls else "ctxbench"),
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model_name,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": "tool_calls" if completion.tool_calls else "stop"}],
-        "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-                  "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-                  "prompt_tokens_details": {"cached_tokens": usage.cached_tokens}},
-    }
-
-
-def completion_reply(request: dict[str, Any], completion: Completion, model_name: str) -> ChatReply:
-    """The 200 reply to `request`: a chat.completion, or its chunks when the request streams."""
-    options = request.get("stream_options")
-    include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-    return ChatReply(200, completion_body(completion, model_name), stream=bool(request.get("stream")),
-                     include_usage=include_usage)
-
-
-def stream_chunks(body: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
-    """A chat.completion body as the chunks a streamed reply sends: role and content, each tool call, the end."""
-    choice = body["choices"][0]
-    message = choice["message"]
-    head = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        extra = {"usage": None} if include_usage else {}
-        return {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], **extra}
-
-    chunks = [chunk({"role": "assistant", "content": message.get("content") or ""})]
-    for n, call in enumerate(message.get("tool_calls") or []):
-        chunks.append(chunk({"tool_calls": [{"index": n, **call}]}))
-    chunks.append(chunk({}, choice["finish_reason"]))
-    if include_usage:
-        chunks.append({**head, "choices": [], "usage": body["usage"]})
-    return chunks
+def respond(backend: ModelBackend, wire: Wire, body: Any) -> HttpReply:
+    """The reply to one decoded request body in `wire`'s format."""
+    request = wire.read(body)
+    if isinstance(request, Refusal):
+        return wire.refuse(request)
+    if request.model != backend.model_name:
+        return wire.refuse(Refusal(404, f"The model {request.model!r} does not exist; this server serves "
+                                        f"{backend.model_name!r}", param="model", code="model_not_found"))
+    try:
+        answer = backend.answer(request)
+    except Exception as exc:  # a bug must not kill the server; the client retries 5xx
+        answer = Refusal(500, f"ctxbench internal error: {exc!r}", kind="server_error")
+    return wire.refuse(answer) if isinstance(answer, Refusal) else wire.reply(request, answer)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -120,59 +73,53 @@ class _Handler(BaseHTTPRequestHandler):
     server: Any
 
     def do_GET(self) -> None:
-        if self._refused():
+        if self._refused(CHAT):
             return
-        if self.path.rstrip("/") == "/v1/models":
-            self._send(self.server.backend.models())
+        if self.path.split("?", 1)[0].rstrip("/") == "/v1/models":
+            self._send(models_reply(self.server.backend.model_name, self.server.backend.owner))
         else:
-            self._send(error_reply(404, f"no route {self.path}", code="not_found"))
+            self._send(CHAT.refuse(Refusal(404, f"no route {self.path}", code="not_found")))
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self._refused():
+        wire = wire_for(self.path)
+        if self._refused(wire or CHAT):
             return
-        if self.path.rstrip("/") != "/v1/chat/completions":
-            self._send(error_reply(404, f"no route {self.path}", code="not_found"))
+        if wire is None:
+            self._send(CHAT.refuse(Refusal(404, f"no route {self.path}", code="not_found")))
             return
         try:
-            request = json.loads(raw or b"null")
+            body = json.loads(raw or b"null")
         except ValueError as exc:
-            self._send(error_reply(400, f"the request body is not valid JSON: {exc}"))
+            self._send(wire.refuse(Refusal(400, f"the request body is not valid JSON: {exc}")))
             return
-        try:
-            response = self.server.backend.chat(request)
-        except Exception as exc:  # a bug must not kill the server; the client retries 5xx
-            response = error_reply(500, f"ctxbench internal error: {exc!r}", kind="server_error")
-        self._send(response)
+        self._send(respond(self.server.backend, wire, body))
 
-    def _refused(self) -> bool:
-        """Answers 401 when the server has a token and the request does not carry it."""
+    def _refused(self, wire: Wire) -> bool:
+        """Answers 401 when the server has a token and the request carries it neither as a bearer token
+        (OpenAI's clients) nor as `x-api-key` (Anthropic's)."""
         token = getattr(self.server, "token", None)
-        if token is None or self.headers.get("Authorization", "") == f"Bearer {token}":
+        if token is None or self.headers.get("Authorization") == f"Bearer {token}" \
+                or self.headers.get("x-api-key") == token:
             return False
-        self._send(error_reply(401, "Incorrect API key provided: this endpoint takes the key it was started with",
-                               code="invalid_api_key"))
+        self._send(wire.refuse(Refusal(401, "Incorrect API key provided: this endpoint takes the key it was "
+                                            "started with", kind="authentication_error", code="invalid_api_key")))
         return True
 
-    def _send(self, response: ChatReply) -> None:
-        if response.stream and response.status == 200:
-            events = [f"data: {json.dumps(c)}\n\n" for c in stream_chunks(response.body, response.include_usage)]
-            data, kind = ("".join(events) + "data: [DONE]\n\n").encode(), "text/event-stream"
-        else:
-            data, kind = json.dumps(response.body).encode(), "application/json"
-        self.send_response(response.status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
+    def _send(self, reply: HttpReply) -> None:
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(reply.data)))
         self.end_headers()
-        self.wfile.write(data)
+        self.wfile.write(reply.data)
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
             super().log_message(format, *args)
 
 
-def make_server(backend: ChatBackend, host: str = "127.0.0.1", port: int = 0,
+def make_server(backend: ModelBackend, host: str = "127.0.0.1", port: int = 0,
                 verbose: bool = False) -> ThreadingHTTPServer:
     """A bound (not yet serving) HTTP server; port 0 picks a free port (see `server.server_address`)."""
     server = ThreadingHTTPServer((host, port), _Handler)
@@ -193,9 +140,9 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
 
-def make_unix_server(backend: ChatBackend, path: Path, token: str | None = None) -> socketserver.BaseServer:
+def make_unix_server(backend: ModelBackend, path: Path, token: str | None = None) -> socketserver.BaseServer:
     """A bound (not yet serving) HTTP server on the Unix socket `path`, open to every user (it lives in
-    a folder only the run can reach); with `token`, requests without `Authorization: Bearer TOKEN` get 401."""
+    a folder only the run can reach); with `token`, requests that do not carry it get 401."""
     server = _UnixServer(str(path), _UnixHandler)
     os.chmod(path, 0o777)
     server.backend = backend  # type: ignore[attr-defined]

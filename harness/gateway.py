@@ -1,10 +1,12 @@
-"""A context strategy as an OpenAI-compatible endpoint in front of any model (`ctxbench gateway`).
+"""A context strategy as a model endpoint in front of any model (`ctxbench gateway`).
 
-An agent points its OpenAI base URL here. Each request's messages are read as a History
+An agent points its base URL here and calls the model in its own wire format (OpenAI Chat
+Completions, the Anthropic Messages API or the OpenAI Responses API, `ctxbench.harness.wire`). Each
+request's messages are read as a History
 (`ctxbench.harness.chat_history`), the strategy builds the context from it as it does for
-ctxbench's own loop, the rewritten messages go to the model (the simulator or any
-OpenAI-compatible endpoint), and the reply goes back in the form the client asked for (plain or
-streamed). Every request is one turn of its conversation's transcript, with the strategy's ledger
+ctxbench's own loop, the rewritten messages go to the model (the simulator, any
+OpenAI-compatible endpoint or an Anthropic endpoint), and the reply goes back in the client's format,
+plain or streamed. Every request is one turn of its conversation's transcript, with the strategy's ledger
 (what was masked, trimmed, summarized or evicted), the usage and the cost: the per-turn context
 log, for any agent.
 
@@ -13,7 +15,7 @@ opening alone (system messages and task) starts one, and a later request belongs
 whose last request its messages extend, with that conversation's reply next and as many replies as
 the conversation has turns. So two runs of one task through one gateway are two conversations, each
 with its own strategy instance and transcript, even when their requests interleave. A client may
-name its conversations in the request's `user` field instead.
+name its conversations instead (the request's `user` field, Claude Code's and Codex's session ids).
 """
 
 from __future__ import annotations
@@ -25,14 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.harness.chat_history import history_from_messages
-from ctxbench.harness.chat_server import ChatReply, check_chat_request, completion_reply, error_reply, models_reply
+from ctxbench.harness.chat_history import fingerprints, own_context, replies
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.context import Context, ContextOverflow
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
                                           TransientModelError)
-from ctxbench.harness.models.openai_provider import OpenAIModel
+from ctxbench.harness.models import make_upstream
 from ctxbench.harness.models.sim import PromptCache, SimModel
 from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
 from ctxbench.harness.protocols import Model
@@ -40,6 +41,8 @@ from ctxbench.harness.records import Taskset, TranscriptHeader, TranscriptTurn
 from ctxbench.harness.serve_sim import TaskFinder, unknown_task
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.transcript import TranscriptWriter
+from ctxbench.harness.wire import ModelRequest, Refusal
+from ctxbench.harness.wire_messages import with_cache_marks
 from ctxbench.strategies.hook import StrategyHook
 from ctxbench.strategies.registry import StrategyError, StrategyServices, create_strategy
 
@@ -56,12 +59,6 @@ def conversation_id(messages: list[dict[str, Any]], user: str | None = None) -> 
             break
         opening.append([message.get("role"), message.get("content")])
     return hashlib.sha256(json.dumps(opening, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def _fingerprints(messages: list[dict[str, Any]]) -> list[str]:
-    """What identifies each message as sent again in a later request: its role, text and tool-call id."""
-    return [hashlib.sha256(json.dumps([m.get("role"), m.get("content"), m.get("tool_call_id")], sort_keys=True,
-                                      default=str).encode()).hexdigest()[:16] for m in messages]
 
 
 def _opening_length(messages: list[dict[str, Any]]) -> int:
@@ -90,18 +87,16 @@ class _Conversation:
         """Whether a request extends this conversation's last one with its reply, one reply per turn."""
         if not self.last or len(request) <= len(self.last) or request[:len(self.last)] != self.last:
             return False
-        replies = _replies(messages) - _replies(messages[:len(self.first)])
+        replies_since = replies(messages) - replies(messages[:len(self.first)])
         following = messages[len(self.last)]
-        return replies == self.turns and (following.get("role") != "assistant"
+        return replies_since == self.turns and (following.get("role") != "assistant"
                                           or (following.get("content") or "") == self.reply)
 
 
-def _replies(messages: list[dict[str, Any]]) -> int:
-    return sum(1 for m in messages if m.get("role") == "assistant")
-
-
 class Gateway:
-    """Answers chat requests through one strategy, conversation by conversation."""
+    """Answers model calls through one strategy, conversation by conversation."""
+
+    owner = "ctxbench-gateway"
 
     def __init__(self, strategy: str, params: dict[str, Any] | None, model: ModelConfig,
                  taskset: Taskset | None = None, transcripts: Path | None = None) -> None:
@@ -119,21 +114,18 @@ class Gateway:
         self.find_task = TaskFinder(taskset.tasks) if taskset is not None else None
         self.cache = PromptCache()
         """One prompt cache for the simulator, like a provider's: shared by every conversation."""
-        self._upstream = OpenAIModel(model, seed=model.seed or 0) if model.provider != "sim" else None
+        self._upstream = make_upstream(model, seed=model.seed or 0) if model.provider != "sim" else None
+        self.marks_cache = model.provider == "anthropic"
+        """The upstream is Anthropic's: the messages the client marked for its prompt cache keep their marks."""
+        self.model_name = model.name
         self._conversations: dict[str, list[_Conversation]] = {}
         """The conversations by opening (or `user` name), in the order they started."""
         self._lock = threading.Lock()
 
-    def models(self) -> ChatReply:
-        return models_reply(self.model.name, "ctxbench-gateway")
-
-    def chat(self, request: Any) -> ChatReply:
-        """One chat completion request (already JSON-decoded)."""
-        refused = check_chat_request(request, self.model.name)
-        if refused is not None:
-            return refused
-        messages, tools = request["messages"], request.get("tools") or []
-        conversation = self._conversation(messages, request)
+    def answer(self, request: ModelRequest) -> Completion | Refusal:
+        """One model call, in any wire format."""
+        messages, tools = request.messages, request.tools
+        conversation = self._conversation(request)
         if conversation is None:
             assert self.taskset is not None  # only the simulator refuses a conversation, and it has a taskset
             return unknown_task(self.taskset, "the gateway")
@@ -141,34 +133,36 @@ class Gateway:
             with conversation.lock:
                 try:
                     context = conversation.hook(messages, tools)
-                    completion = conversation.model.complete(context.messages, tools)
+                    sent = with_cache_marks(context.messages, request.cache_marks) if self.marks_cache else \
+                        context.messages
+                    completion = conversation.model.complete(sent, tools)
                 except (ContextOverflow, ContextLengthExceeded) as exc:
-                    return error_reply(400, str(exc), param="messages", code="context_length_exceeded")
+                    return Refusal(400, str(exc), param="messages", code="context_length_exceeded")
                 except TransientModelError as exc:
-                    return error_reply(503, f"the model is unavailable: {exc}", kind="server_error")
+                    return Refusal(503, f"the model is unavailable: {exc}", kind="server_error")
                 except (FatalModelError, MalformedOutput) as exc:
-                    return error_reply(502, f"the model failed: {exc}", kind="server_error")
+                    return Refusal(502, f"the model failed: {exc}", kind="server_error")
                 self._record(conversation, messages, tools, context, completion)
-                conversation.last, conversation.reply = _fingerprints(messages), completion.text
+                conversation.last, conversation.reply = fingerprints(messages), completion.text
         finally:
             with self._lock:
                 conversation.pending -= 1
-        return completion_reply(request, completion, self.model.name)
+        return completion
 
-    def _conversation(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> _Conversation | None:
+    def _conversation(self, request: ModelRequest) -> _Conversation | None:
         """The request's conversation, counted as pending: the one it continues, or a new one."""
-        user = request.get("user") if isinstance(request.get("user"), str) else None
-        base = conversation_id(messages, user)
-        fingerprints = _fingerprints(messages)
+        messages = request.messages
+        base = conversation_id(messages, request.conversation)
+        sent = fingerprints(messages)
         with self._lock:
             family = self._conversations.setdefault(base, [])
-            found = self._continued(family, fingerprints, messages, named=user is not None)
+            found = self._continued(family, sent, messages, named=request.conversation is not None)
             if found is None:
                 key = base if not family else f"{base}-{len(family) + 1}"
-                found = self._start(key, messages, request)
+                found = self._start(key, request)
                 if found is None:
                     return None
-                found.first = fingerprints
+                found.first = sent
                 family.append(found)
             found.pending += 1
             return found
@@ -190,13 +184,12 @@ class Gateway:
         # opening goes on, as one agent's run does.
         return family[-1]
 
-    def _start(self, key: str, messages: list[dict[str, Any]], request: dict[str, Any]) -> _Conversation | None:
+    def _start(self, key: str, request: ModelRequest) -> _Conversation | None:
         """A new conversation under `key`; None where the simulator knows no such task."""
-        task = self.find_task(messages) if self.find_task is not None else None
+        task = self.find_task(request.messages) if self.find_task is not None else None
         if self.model.provider == "sim" and task is None:
             return None
-        requested = request.get("seed")
-        seed: int = requested if isinstance(requested, int) else (self.model.seed or 0)
+        seed: int = request.seed if request.seed is not None else (self.model.seed or 0)
         model = self._upstream or SimModel(self.model.sim, task.patch if task else "", self.counter,
                                            self.model.context_window, self.model.max_output_tokens, seed,
                                            self.cache, test_cmd=task.test_cmd if task else (),
@@ -223,4 +216,4 @@ class Gateway:
             fill=round(tokens / self.model.context_window, 4), ledger=context.ledger, reply=completion.text,
             tool_calls=list(completion.tool_calls), usage=usage,
             cost_usd=run_cost(self.prices, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens),
-            request_messages=len(messages)))
+            request_messages=len(messages), own_context=own_context(messages, conversation.last or None)))

@@ -13,11 +13,16 @@ from typing import Any, Literal
 
 from pydantic.dataclasses import dataclass
 
-__all__ = ["ObservationKind", "ObservationChannel", "ToolCall", "Observation", "Turn", "History", "Component", "ActionKind",
+__all__ = ["ObservationKind", "ObservationChannel", "OwnContext", "ToolCall", "Observation", "Turn", "History", "Component", "ActionKind",
            "StrategyAction", "ContextLedger", "Usage", "StopReason"]
 
 ObservationKind = Literal["file_read", "search", "test_run", "listing", "edit", "error", "finish", "command"]
 """`command` is a shell command of another agent that is none of the others (ctxbench's own tools never make one)."""
+
+OwnContext = Literal["summary_request", "rewritten"]
+"""An external agent's own context management seen at one of its requests: it asks the model to
+summarize the conversation (`summary_request`), or its messages no longer extend its previous request
+and the reply to it (`rewritten`: it replaced its history, with a summary, say)."""
 
 ObservationChannel = Literal["tool", "user"]
 """How an observation reaches the model: a tool message answering a call, or the user message that answers

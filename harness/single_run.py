@@ -152,7 +152,8 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
             wall_s=round(time.monotonic() - start, 3), model_s=round(outcome.model_s, 3),
             tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
             tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
-            context_loss_events=outcome.context_loss_events, tests=dict(evaluation.tests), patch=scrub(patch),
+            context_loss_events=outcome.context_loss_events,
+            own_rewrites=outcome.own_rewrites, tests=dict(evaluation.tests), patch=scrub(patch),
             workspace=_kept(ctx, ws), grader="swebench" if evaluation.grader == "swebench" else None,
             error=scrub(outcome.detail) if reason in ("model_error", "agent_error") else _taskset_fault_message(fault),
         )

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from ctxbench.harness.run_records import ContextLedger, ObservationKind, StopReason, ToolCall, Usage
+from ctxbench.harness.run_records import ContextLedger, ObservationKind, OwnContext, StopReason, ToolCall, Usage
 
 __all__ = [
     "FailureReason", "FAILURE_REASONS",
@@ -78,6 +78,8 @@ class RunResult(BaseModel):
     tool_calls: dict[str, int] = Field(default_factory=dict, description="Calls per tool name.")
     invalid_actions: int = Field(0, description="Malformed or unknown tool calls, and replies without one.")
     context_loss_events: int = Field(0, description="Strategy actions that dropped or cut content.")
+    own_rewrites: int = Field(0, description="Times an external agent replaced the history it sends (its own "
+                                             "compaction): its transcript turns marked `own_context: rewritten`.")
     tests: dict[str, str] = Field(default_factory=dict, description="Outcome per FAIL_TO_PASS/PASS_TO_PASS id.")
     patch: str = Field("", description="The agent's diff against the base state.")
     error: str | None = Field(None, description="Traceback when the harness failed; the provider's error for "
@@ -218,6 +220,11 @@ class TranscriptTurn(_Record):
                                                  "start of this one (None: the first call, or not recorded).")
     request_messages: int | None = Field(None, description="Messages the agent sent, before the strategy "
                                                            "rewrote them (gateway turns).")
+    own_context: OwnContext | None = Field(None, description="The agent's own context management at this call "
+                                           "(gateway turns): `summary_request` (it asks the model to summarize the "
+                                           "conversation: Claude Code's, Codex's compaction), `rewritten` (its "
+                                           "messages no longer extend its previous request and the reply: it "
+                                           "replaced its history); None where they extend it.")
 
 
 class TranscriptEnd(_Record):

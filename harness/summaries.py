@@ -36,7 +36,7 @@ __all__ = ["Digest", "failure_lines", "merge_ranges", "MAX_COMMANDS",
            "command_entry", "test_outcome", "outcome_passed", "summary_message",
            "SECTION", "READ_ENTRY", "LINE_RANGE", "MODIFIED_ENTRY", "EDIT_COUNT", "TURN", "COMMAND_ENTRY",
            "SUMMARIZE_PROMPT", "asks_for_summary", "folded_turn", "folded_call", "fold_request",
-           "split_fold_request", "FOLDED_TURN", "FOLDED_CALL"]
+           "split_fold_request", "FOLDED_TURN", "FOLDED_CALL", "AGENT_SUMMARY_PROMPTS", "agent_summary_request"]
 
 # -- the layout -------------------------------------------------------------------------------------
 
@@ -134,6 +134,27 @@ def split_fold_request(text: str) -> tuple[str | None, str]:
     """(the previous summary or None, the turns to fold) of a summarizing request's text."""
     previous, _, turns = text.partition(_TURNS)
     return (previous if _PREVIOUS.rstrip(":") in previous else None), turns
+
+
+# -- agents' own summarizing requests ---------------------------------------------------------------
+
+AGENT_SUMMARY_PROMPTS = {
+    "claude-code": "Your task is to create a detailed summary of the conversation so far",
+    "codex": "You are performing a CONTEXT CHECKPOINT COMPACTION",
+}
+"""How an agent's own compaction asks its model for a summary (in the request's last user message):
+Claude Code's (it takes the reply's `<summary>` block) and Codex CLI's (it takes the whole reply)."""
+
+
+def agent_summary_request(messages: list[dict]) -> str | None:
+    """The agent whose compaction request this is (a key of AGENT_SUMMARY_PROMPTS), or None."""
+    user = [m for m in messages[2:] if m.get("role") == "user"]  # after the system prompt and the task
+    if not user:
+        return None
+    content = user[-1].get("content")
+    parts = content if isinstance(content, list) else [{"text": content}]
+    text = "\n".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
+    return next((agent for agent, prompt in AGENT_SUMMARY_PROMPTS.items() if prompt in text), None)
 
 
 # -- the digest -------------------------------------------------------------------------------------

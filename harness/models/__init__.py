@@ -12,7 +12,7 @@ from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.records import Task
 from ctxbench.harness.tokens import TokenCounter
 
-__all__ = ["make_model", "Completion", "Usage", "ModelError", "ContextLengthExceeded",
+__all__ = ["make_model", "make_upstream", "Completion", "Usage", "ModelError", "ContextLengthExceeded",
            "TransientModelError", "FatalModelError", "MalformedOutput"]
 
 
@@ -22,4 +22,9 @@ def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int
         return SimModel(config.sim, task.patch, counter, config.context_window, config.max_output_tokens,
                         config.seed if config.seed is not None else seed, test_cmd=task.test_cmd,
                         statement=task.problem_statement)
-    return OpenAIModel(config, seed=config.seed if config.seed is not None else seed)
+    return make_upstream(config, seed=config.seed if config.seed is not None else seed)
+
+
+def make_upstream(config: ModelConfig, seed: int) -> Any:
+    """The model behind an endpoint (`openai` or `anthropic`), for a run or a gateway."""
+    return OpenAIModel(config, seed=seed)

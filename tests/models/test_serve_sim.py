@@ -9,12 +9,14 @@ import urllib.request
 
 import pytest
 
+from ctxbench.harness.chat_server import respond
 from ctxbench.harness.config import ModelConfig, load_config
 from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.serve_sim import SimBackend, make_server
 from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.wire_chat import CHAT
 from provider_helpers import SMOKE
 
 
@@ -133,8 +135,8 @@ def test_the_cli_prints_the_bound_address(serve_sim, smoke_taskset):
 def test_the_window_comes_from_the_config(smoke_taskset):
     small = ModelConfig(context_window=600)
     backend = SimBackend(smoke_taskset, small)
-    response = backend.chat(chat(smoke_taskset.tasks[0].problem_statement))
-    assert response.status == 400 and response.body["error"]["code"] == "context_length_exceeded"
+    response = respond(backend, CHAT, chat(smoke_taskset.tasks[0].problem_statement))
+    assert response.status == 400 and json.loads(response.data)["error"]["code"] == "context_length_exceeded"
 
 
 def test_a_statement_wrapped_in_an_agents_template_is_the_same_task(sim_endpoint, smoke_taskset):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.harness.chat_history import fenced_command
+from ctxbench.harness.chat_server import respond
 from ctxbench.harness.config import ModelConfig, SimParams
 from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.models.simbash import native_messages, shell_command, stable_messages
@@ -23,6 +24,7 @@ from ctxbench.harness.placeholders import masked_output
 from ctxbench.harness.serve_sim import SimBackend, TaskFinder, make_server
 from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
 from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.wire_chat import CHAT
 
 AGENT = Path(__file__).resolve().parents[1] / "agents" / "bash_agent.py"
 COUNTER = TokenCounter("cl100k_base")
@@ -108,9 +110,9 @@ def test_statement_is_found_inside_mini_swe_agents_template(smoke, median):
                   + "\n</pr_description>"}
     assert find([reindented]) is median
     assert find([system, {"role": "user", "content": "Please solve this issue: something else"}]) is None
-    reply = SimBackend(smoke, ModelConfig()).chat({"model": "sim-coder", "messages": [
+    reply = respond(SimBackend(smoke, ModelConfig()), CHAT, {"model": "sim-coder", "messages": [
         system, {"role": "user", "content": "Please solve this issue: something else"}]})
-    assert reply.status == 400 and reply.body["error"]["code"] == "unknown_task"
+    assert reply.status == 400 and json.loads(reply.data)["error"]["code"] == "unknown_task"
 
 
 # -- reading the conversation ----------------------------------------------------------------------
