@@ -10,6 +10,8 @@ Errors are mapped onto the typed errors of `ctxbench.harness.models.base`:
   and jitter for up to `retry_budget_s` seconds, then TransientModelError (the run ends as
   `model_error`).
 
+The retry loop, `call_with_retries`, is shared with the `anthropic` provider.
+
 Every text taken from the endpoint (replies, error bodies) is scrubbed of key values
 (`ctxbench.harness.redact`) before anything else sees it.
 
@@ -27,7 +29,7 @@ import random
 import re
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ctxbench.harness.concurrency import endpoint_limit
 from ctxbench.harness.config import ModelConfig
@@ -41,8 +43,8 @@ from ctxbench.harness.tokens import TokenCounter
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["OpenAIModel", "preflight", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY",
-           "PREFLIGHT_TIMEOUT_S"]
+__all__ = ["OpenAIModel", "preflight", "call_with_retries", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY",
+           "PREFLIGHT_TIMEOUT_S", "CONTEXT_MESSAGE", "retry_after_s"]
 
 BASE_DELAY_S = 1.0
 """First retry of a failed call waits about this long; each further retry doubles it (with jitter). A
@@ -57,9 +59,10 @@ PREFLIGHT_TIMEOUT_S = 5.0
 _RETRIED_STATUS = {408, 409, 429}
 _THROTTLED_STATUS = {429, 503}
 """Statuses that lower the endpoint's limit of calls in flight (ctxbench.harness.concurrency)."""
-_CONTEXT_MESSAGE = re.compile(
+CONTEXT_MESSAGE = re.compile(
     r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|"
     r"exceeds? the (available )?context|input is too long", re.I)
+"""How endpoints word a 400 for a request over the context window, where they give no code."""
 
 
 class OpenAIModel:
@@ -92,49 +95,7 @@ class OpenAIModel:
                                        max_tokens=c.max_output_tokens, seed=self.seed)
         if tools:
             request["tools"] = tools
-        attempt, failing_since = 0, None
-        gate = endpoint_limit(c.base_url or "api.openai.com", c.max_connections)
-        while True:
-            with gate.call() as slot:
-                while True:
-                    error: TransientModelError | None = None
-                    try:
-                        completion = self._attempt(request, messages)
-                    except TransientModelError as exc:
-                        error = exc
-                    if error is None:
-                        slot.settle("answered")
-                        break
-                    failing_since = slot.started if failing_since is None else failing_since
-                    if not error.throttled:
-                        break  # backs off without its slot
-                    slot.settle("throttled")  # lowers the limit at once
-                    # a refusal keeps its slot through its wait (about one round trip) and retries in it:
-                    # the lowered limit, counting these, is what sheds the load
-                    time.sleep(self._pause(error, gate.retry_wait(BASE_DELAY_S), attempt, failing_since))
-                    attempt += 1
-                    slot.again()
-                started = slot.started
-            if error is None:
-                retried = 0.0 if failing_since is None else started - failing_since
-                return dataclasses.replace(completion, retried_s=round(retried, 3))
-            assert failing_since is not None
-            time.sleep(self._pause(error, _backoff(attempt), attempt, failing_since))
-            attempt += 1
-
-    def _pause(self, error: TransientModelError, wait: float, attempt: int, failing_since: float) -> float:
-        """How long to wait before the next attempt: `wait`, or longer when the endpoint's `Retry-After`
-        says so, at most MAX_DELAY_S and what is left of the retry budget.
-
-        Raises:
-            TransientModelError: the request has been failing for all of `model.retry_budget_s`.
-        """
-        budget = self.config.retry_budget_s
-        failing = time.monotonic() - failing_since
-        if budget - failing <= 0:
-            raise TransientModelError(f"{error} (still failing after {failing:.1f} s and {attempt + 1} "
-                                      f"attempts; model.retry_budget_s is {budget:g} s)") from None
-        return min(budget - failing, MAX_DELAY_S, max(error.retry_after, wait))
+        return call_with_retries(c, c.base_url or "api.openai.com", lambda: self._attempt(request, messages))
 
     def _attempt(self, request: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:
         """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
@@ -149,7 +110,7 @@ class OpenAIModel:
         except openai.APIStatusError as exc:
             error = _status_error(exc, self.config)
             if isinstance(error, TransientModelError):
-                error.retry_after = _retry_after(exc)
+                error.retry_after = retry_after_s(exc.response.headers)
                 error.throttled = exc.status_code in _THROTTLED_STATUS
             raise error from None
         except openai.APIConnectionError as exc:  # includes APITimeoutError
@@ -189,6 +150,67 @@ class OpenAIModel:
         emitted = self._counter.count(text) + sum(self._counter.count(c.name) + self._counter.count(c.arguments)
                                                   for c in calls)
         return Usage(self._counter.count_messages(messages), emitted)
+
+
+def call_with_retries(config: ModelConfig, where: str, attempt: Callable[[], Completion]) -> Completion:
+    """`attempt()` (one request to the endpoint `where`) until it answers, within the endpoint's limit of
+    calls in flight (`ctxbench.harness.concurrency`, keyed by `where`).
+
+    A TransientModelError is retried for up to `config.retry_budget_s`: a throttled one (the endpoint
+    refused for load: 429, 503, Anthropic's 529) lowers the limit and waits about one round trip in its slot, any other waits an exponential backoff
+    with jitter outside it; a `Retry-After` is honoured in both. Every other error propagates at once.
+    The delays are read from BASE_DELAY_S and MAX_DELAY_S of this module when they are needed.
+
+    Returns:
+        The completion, with `retried_s` the seconds spent on the failing endpoint before it.
+
+    Raises:
+        TransientModelError: the request has been failing for all of `config.retry_budget_s`.
+    """
+    tries, failing_since = 0, None
+    gate = endpoint_limit(where, config.max_connections)
+    while True:
+        with gate.call() as slot:
+            while True:
+                error: TransientModelError | None = None
+                try:
+                    completion = attempt()
+                except TransientModelError as exc:
+                    error = exc
+                if error is None:
+                    slot.settle("answered")
+                    break
+                failing_since = slot.started if failing_since is None else failing_since
+                if not error.throttled:
+                    break  # backs off without its slot
+                slot.settle("throttled")  # lowers the limit at once
+                # a refusal keeps its slot through its wait (about one round trip) and retries in it:
+                # the lowered limit, counting these, is what sheds the load
+                time.sleep(_pause(config, error, gate.retry_wait(BASE_DELAY_S), tries, failing_since))
+                tries += 1
+                slot.again()
+            started = slot.started
+        if error is None:
+            retried = 0.0 if failing_since is None else started - failing_since
+            return dataclasses.replace(completion, retried_s=round(retried, 3))
+        assert failing_since is not None
+        time.sleep(_pause(config, error, _backoff(tries), tries, failing_since))
+        tries += 1
+
+
+def _pause(config: ModelConfig, error: TransientModelError, wait: float, tries: int, failing_since: float) -> float:
+    """How long to wait before the next attempt: `wait`, or longer when the endpoint's `Retry-After`
+    says so, at most MAX_DELAY_S and what is left of the retry budget.
+
+    Raises:
+        TransientModelError: the request has been failing for all of `model.retry_budget_s`.
+    """
+    budget = config.retry_budget_s
+    failing = time.monotonic() - failing_since
+    if budget - failing <= 0:
+        raise TransientModelError(f"{error} (still failing after {failing:.1f} s and {tries + 1} "
+                                  f"attempts; model.retry_budget_s is {budget:g} s)") from None
+    return min(budget - failing, MAX_DELAY_S, max(error.retry_after, wait))
 
 
 def _client(config: ModelConfig) -> openai.OpenAI:
@@ -289,7 +311,7 @@ def _status_error(exc: openai.APIStatusError, config: ModelConfig) -> Exception:
     status = exc.status_code
     where = config.base_url or "api.openai.com"
     detail = _one_line(exc)
-    if status == 400 and (exc.code == "context_length_exceeded" or _CONTEXT_MESSAGE.search(detail)):
+    if status == 400 and (exc.code == "context_length_exceeded" or CONTEXT_MESSAGE.search(detail)):
         return ContextLengthExceeded(detail)
     if status in (401, 403):
         key = f"the key in ${config.api_key_env}" if config.api_key_env else "model.api_key_env (not set)"
@@ -309,9 +331,10 @@ def _one_line(exc: openai.APIStatusError) -> str:
     return scrub(" ".join(str(message or exc.message or exc).split())[:500])
 
 
-def _retry_after(exc: openai.APIStatusError) -> float:
+def retry_after_s(headers: Mapping[str, str]) -> float:
+    """The seconds a reply's `Retry-After` header asks to wait; 0 when it says none (or a date)."""
     try:
-        return float(exc.response.headers.get("retry-after", 0))
+        return float(headers.get("retry-after", 0))
     except (TypeError, ValueError):
         return 0.0
 
