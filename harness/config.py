@@ -83,9 +83,9 @@ class Pricing(_Strict):
 
 
 class ModelConfig(_Strict):
-    provider: Literal["sim", "openai"] = Field("sim", description="`sim` (embedded simulator) or `openai` (any OpenAI-compatible endpoint).")
+    provider: Literal["sim", "openai", "anthropic"] = Field("sim", description="`sim` (embedded simulator), `openai` (any OpenAI-compatible endpoint) or `anthropic` (any Anthropic Messages API endpoint).")
     name: str = Field("sim-coder", description="Model name sent to the provider.")
-    base_url: str | None = Field(None, description="Endpoint for `openai` (e.g. http://127.0.0.1:8000/v1).")
+    base_url: str | None = Field(None, description="Endpoint for `openai` (e.g. http://127.0.0.1:8000/v1; default api.openai.com) or `anthropic`: the API's root, without /v1, as Anthropic's client takes it (e.g. https://api.anthropic.com or http://127.0.0.1:8100; default api.anthropic.com).")
     api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key (never the key).")
     temperature: float = Field(0.0, ge=0, le=2)
     top_p: float = Field(1.0, gt=0, le=1)

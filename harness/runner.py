@@ -20,7 +20,7 @@ from ctxbench.harness.errors import ExperimentAborted, InputError, validation_pr
 from ctxbench.harness.concurrency import Gauge
 from ctxbench.harness.executors import check_ray, execute
 from ctxbench.harness.folderlock import FolderLock
-from ctxbench.harness.models.openai_provider import preflight as check_endpoint
+from ctxbench.harness.models import check_upstream
 from ctxbench.harness.pricing import resolve_prices
 from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, StrategyEntry, Taskset, TasksetInfo
 from ctxbench.harness.repo_view import StaticRepo
@@ -83,7 +83,7 @@ def experiment_hash(config: ExperimentConfig, fixed: dict[str, str]) -> str:
 def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None = None) -> RunContext:
     """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget."""
     if config.model.provider != "sim":  # first: an endpoint that is down fails within seconds
-        check_endpoint(config.model)
+        check_upstream(config.model)
     spec = config.taskset
     path = resolve_taskset_path(spec.path, config_dir)
     repos = (config_dir / spec.repos) if spec.repos else None

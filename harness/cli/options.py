@@ -61,7 +61,8 @@ _OPTIONS = [
     click.option("--provider", type=PROVIDERS,
                  help="Same as --set model.provider=P."),
     click.option("--base-url", metavar="URL",
-                 help="Endpoint of an OpenAI-compatible server; same as --set model.base_url=URL."),
+                 help="The model's endpoint: an OpenAI-compatible server's (…/v1), or an Anthropic Messages "
+                      "API's root (without /v1); same as --set model.base_url=URL."),
     click.option("--api-key-env", metavar="VAR",
                  help="Name of the environment variable holding the API key; same as --set model.api_key_env=VAR."),
 ]

@@ -1,19 +1,23 @@
-"""Model providers: `sim` (embedded simulator) and `openai` (any OpenAI-compatible endpoint)."""
+"""Model providers: `sim` (embedded simulator), `openai` (any OpenAI-compatible endpoint) and `anthropic`
+(any Anthropic Messages API endpoint)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ctxbench.harness.config import ModelConfig
+from ctxbench.harness.models.anthropic_provider import AnthropicModel
+from ctxbench.harness.models.anthropic_provider import preflight as anthropic_preflight
 from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
                                  ModelError, TransientModelError, Usage)
 from ctxbench.harness.models.openai_provider import OpenAIModel
+from ctxbench.harness.models.openai_provider import preflight as openai_preflight
 from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.records import Task
 from ctxbench.harness.tokens import TokenCounter
 
-__all__ = ["make_model", "make_upstream", "Completion", "Usage", "ModelError", "ContextLengthExceeded",
-           "TransientModelError", "FatalModelError", "MalformedOutput"]
+__all__ = ["make_model", "make_upstream", "check_upstream", "Completion", "Usage", "ModelError",
+           "ContextLengthExceeded", "TransientModelError", "FatalModelError", "MalformedOutput"]
 
 
 def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int) -> Any:
@@ -27,4 +31,17 @@ def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int
 
 def make_upstream(config: ModelConfig, seed: int) -> Any:
     """The model behind an endpoint (`openai` or `anthropic`), for a run or a gateway."""
+    if config.provider == "anthropic":
+        return AnthropicModel(config, seed=seed)
     return OpenAIModel(config, seed=seed)
+
+
+def check_upstream(config: ModelConfig) -> None:
+    """Before anything is written: the endpoint of `config` (`openai` or `anthropic`) answers, takes the
+    key and serves `config.name` (the provider's `preflight`).
+
+    Raises:
+        EndpointUnavailable: the key variable is unset, nothing answers, the key is refused.
+        InputError: the answer is not a model list, or it lacks `model.name`.
+    """
+    (anthropic_preflight if config.provider == "anthropic" else openai_preflight)(config)

@@ -1,0 +1,341 @@
+"""`anthropic`: a model behind an Anthropic Messages API endpoint (`POST /v1/messages`: api.anthropic.com,
+or ctxbench's own `serve-sim` and `gateway`).
+
+The context a strategy built (chat format) is sent as one Messages request: every system message's
+text in `system`, tool results as `tool_result` blocks of user turns (before any text of the same
+turn), tool calls as `tool_use` blocks; a part marked with `cache_control` keeps its mark. Sampling is
+`temperature` (and `top_p` only when it is not 1: recent models refuse both), with no seed: the
+Messages API takes none.
+
+Errors are mapped onto the typed errors of `ctxbench.harness.models.base`:
+
+- 400 whose message says the prompt is too long -> ContextLengthExceeded;
+- 401 / 403, 404, any other 4xx -> FatalModelError (the experiment stops);
+- 408, 409, 429, 5xx (529: overloaded), connection errors, timeouts, and a 200 that is not a message
+  (UnreadableReply) -> retried by the loop the `openai` provider uses (`call_with_retries`), then
+  TransientModelError.
+
+Every text taken from the endpoint is scrubbed of key values (`ctxbench.harness.redact`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ctxbench.harness.config import ModelConfig
+from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
+from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
+                                          UnreadableReply, Usage)
+from ctxbench.harness.models.openai_provider import (CONTEXT_MESSAGE, NO_KEY, PREFLIGHT_TIMEOUT_S, call_with_retries,
+                                                     retry_after_s)
+from ctxbench.harness.redact import remember_key_variable, scrub
+from ctxbench.harness.records import ToolCall
+from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.wire_messages import read_arguments
+
+if TYPE_CHECKING:
+    import anthropic
+
+__all__ = ["AnthropicModel", "preflight", "messages_request", "DEFAULT_BASE_URL"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+"""The API root when `model.base_url` is unset (without `/v1`, as Anthropic's client takes it)."""
+
+_RETRIED_STATUS = {408, 409, 429}
+_THROTTLED_STATUS = {429, 503, 529}
+"""Statuses that lower the endpoint's limit of calls in flight (529: Anthropic is overloaded)."""
+
+
+class AnthropicModel:
+    """One run's model behind an Anthropic Messages API endpoint, with fixed sampling parameters.
+
+    The API key is read from the environment variable named by `config.api_key_env` into the client
+    only; pickling the model keeps the config and seed and reads the key again on unpickling. The seed
+    is kept for the record: the Messages API takes none.
+    """
+
+    def __init__(self, config: ModelConfig, seed: int) -> None:
+        self.config = config
+        self.seed = seed
+        self._counter: Any = None
+        self._client = _client(config)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "seed": self.seed}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.config, self.seed, self._counter = state["config"], state["seed"], None
+        self._client = _client(self.config)
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel(name={self.config.name!r}, base_url={self.config.base_url!r}, seed={self.seed})"
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        """One message; retries transient failures, raises the typed errors of `ctxbench.harness.models.base`."""
+        body = messages_request(self.config, messages, tools)
+        return call_with_retries(self.config, _where(self.config), lambda: self._attempt(body, messages))
+
+    def _attempt(self, body: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:
+        """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
+        import anthropic  # an optional extra: imported when a request is made
+
+        where = _where(self.config)
+        try:
+            # the body as it is: `messages.create` would first walk it against its parameter types, and
+            # refuse a large max_tokens without streaming (our deadline is request_timeout_s)
+            response = self._client.post("/v1/messages", body=body, cast_to=anthropic.types.Message)
+        except anthropic.APIStatusError as exc:
+            error = _status_error(exc, self.config)
+            if isinstance(error, TransientModelError):
+                error.retry_after = retry_after_s(exc.response.headers)
+                error.throttled = exc.status_code in _THROTTLED_STATUS
+            raise error from None
+        except anthropic.APIConnectionError as exc:  # includes APITimeoutError
+            kind = "timed out" if isinstance(exc, anthropic.APITimeoutError) else "connection failed"
+            raise TransientModelError(scrub(f"{kind} ({where}): {exc}")) from None
+        except (anthropic.APIResponseValidationError, json.JSONDecodeError) as exc:
+            raise UnreadableReply(scrub(f"unreadable reply from {where} (not a message): "
+                                        f"{' '.join(str(exc).split())[:200]}")) from None
+        return self._completion(response, messages, where)
+
+    def _completion(self, response: Any, messages: list[dict[str, Any]], where: str) -> Completion:
+        content = getattr(response, "content", None)
+        if not isinstance(content, list):
+            raise UnreadableReply(scrub(f"unreadable reply from {where} (no content list): "
+                                        f"{' '.join(str(response).split())[:200]!r}"))
+        texts, calls = [], []
+        for i, block in enumerate(content):
+            kind = _field(block, "type")
+            if kind == "text":
+                texts.append(scrub(str(_field(block, "text") or "")))
+            elif kind == "tool_use":
+                name = scrub(str(_field(block, "name") or ""))
+                arguments = scrub(json.dumps(_field(block, "input") or {}))
+                call_id = _field(block, "id") or "toolu_" + hashlib.sha256(
+                    json.dumps([len(messages), i, name, arguments]).encode()).hexdigest()[:10]
+                calls.append(ToolCall(scrub(str(call_id)), name, arguments))
+        text = "".join(texts)
+        return Completion(text, tuple(calls), self._usage(getattr(response, "usage", None), messages, text, calls))
+
+    def _usage(self, usage: Any, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
+        if usage is not None:
+            read = _field(usage, "cache_read_input_tokens") or 0
+            written = _field(usage, "cache_creation_input_tokens") or 0
+            prompt = (_field(usage, "input_tokens") or 0) + read + written
+            return Usage(int(prompt), int(_field(usage, "output_tokens") or 0), int(read), int(written))
+        if self._counter is None:  # the endpoint reported no usage: count with the experiment's tokenizer
+            self._counter = TokenCounter(self.config.tokenizer)
+        emitted = self._counter.count(text) + sum(self._counter.count(c.name) + self._counter.count(c.arguments)
+                                                  for c in calls)
+        return Usage(self._counter.count_messages(messages), emitted)
+
+
+def messages_request(config: ModelConfig, messages: list[dict[str, Any]],
+                     tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Messages API request body for a context in chat format and chat-format function tools."""
+    body: dict[str, Any] = {"model": config.name, "max_tokens": config.max_output_tokens,
+                            "temperature": config.temperature}
+    if config.top_p != 1.0:
+        body["top_p"] = config.top_p
+    system = [block for m in messages if m.get("role") in ("system", "developer") for block in _text_blocks(m)]
+    if system:
+        body["system"] = system
+    body["messages"] = _turns(messages)
+    if tools:
+        body["tools"] = [{"name": f["name"], "description": f.get("description") or "",
+                          "input_schema": f.get("parameters") or {"type": "object", "properties": {}}}
+                         for f in (t.get("function", t) for t in tools)]
+    body["stream"] = False
+    return body
+
+
+def _turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The user and assistant turns: consecutive messages of one side merged into one turn, a user
+    turn's tool results before its text (as Anthropic requires)."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            calls = [(call.get("id"), call.get("function") or {}) for call in message.get("tool_calls") or ()]
+            side, blocks = "assistant", _text_blocks(message) + [
+                {"type": "tool_use", "id": str(call_id or ""), "name": str(function.get("name") or ""),
+                 "input": read_arguments(function.get("arguments") or "")} for call_id, function in calls]
+        elif role == "tool":
+            side, blocks = "user", [_tool_result(message)]
+        elif role == "user":
+            side, blocks = "user", _text_blocks(message)
+        else:
+            continue  # system and developer messages are the request's `system`
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == side:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": side, "content": blocks})
+    for turn in turns:
+        if turn["role"] == "user":
+            turn["content"].sort(key=lambda block: block["type"] != "tool_result")  # stable: each kind in order
+    return turns
+
+
+def _text_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's content as text blocks, each part's `cache_control` kept; empty texts dropped
+    (Anthropic refuses an empty text block)."""
+    content = message.get("content")
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    blocks = []
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
+            block = {"type": "text", "text": str(part["text"])}
+            if isinstance(part.get("cache_control"), dict):
+                block["cache_control"] = part["cache_control"]
+            blocks.append(block)
+    return blocks
+
+
+def _tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    """A tool message as a `tool_result` block, with the (last) mark of its parts."""
+    blocks = _text_blocks(message)
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(message.get("tool_call_id") or ""),
+                              "content": "\n".join(b["text"] for b in blocks)}
+    marks = [b["cache_control"] for b in blocks if "cache_control" in b]
+    if marks:
+        result["cache_control"] = marks[-1]
+    if message.get("is_error"):
+        result["is_error"] = True
+    return result
+
+
+def _field(item: Any, name: str) -> Any:
+    """A field of a reply's block or usage, whether the client built a typed object or left a dict."""
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def _where(config: ModelConfig) -> str:
+    """The endpoint as errors name it, and the key of its limit of calls in flight."""
+    return config.base_url or "api.anthropic.com"
+
+
+def _client(config: ModelConfig) -> anthropic.Anthropic:
+    """The official client for `config`'s endpoint, without its own retries (ours are time-bounded):
+    one per endpoint, key and timeout in a process, shared by its runs in flight (threads).
+
+    The key and base_url are always given, so the client reads neither `ANTHROPIC_*` variables nor
+    credential files.
+
+    Raises:
+        FatalModelError: the variable named by `api_key_env` is not set.
+    """
+    remember_key_variable(config.api_key_env)
+    if config.api_key_env:
+        key = os.environ.get(config.api_key_env)
+        if not key:
+            raise FatalModelError(f"model.api_key_env: environment variable {config.api_key_env} is not set")
+    else:
+        key = NO_KEY
+    which = (os.getpid(), config.base_url, key, config.request_timeout_s)  # a forked child builds its own
+    with _CLIENTS_LOCK:
+        if which not in _CLIENTS:
+            _CLIENTS.clear()  # another process's (before a fork) or another key's: not used again here
+            _CLIENTS[which] = _new_client(config, key)
+        return _CLIENTS[which]
+
+
+_CLIENTS: dict[tuple[int, str | None, str, float], anthropic.Anthropic] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _new_client(config: ModelConfig, key: str) -> anthropic.Anthropic:
+    import anthropic  # an optional extra
+
+    from anthropic._constants import DEFAULT_CONNECTION_LIMITS
+
+    # every connection kept alive (the default keeps 100): hundreds of runs in flight would otherwise
+    # open a connection per call
+    pool = DEFAULT_CONNECTION_LIMITS.max_connections
+    limits = type(DEFAULT_CONNECTION_LIMITS)(max_connections=pool, max_keepalive_connections=pool)
+    return anthropic.Anthropic(base_url=config.base_url or DEFAULT_BASE_URL, api_key=key, max_retries=0,
+                               timeout=config.request_timeout_s,
+                               http_client=anthropic.DefaultHttpxClient(limits=limits))
+
+
+def preflight(config: ModelConfig) -> None:
+    """Before anything is written: the key variable is set, `GET {base_url}/v1/models` answers within
+    PREFLIGHT_TIMEOUT_S with a model list that holds `config.name`, and the key is accepted.
+
+    Raises:
+        EndpointUnavailable: the variable is unset, nothing answers, the key is refused (exit 3).
+        InputError: the answer is not a model list, or it lacks `model.name` (exit 2).
+    """
+    import anthropic  # an optional extra
+
+    if config.api_key_env and not os.environ.get(config.api_key_env):
+        raise EndpointUnavailable(f"model.api_key_env: environment variable {config.api_key_env} is not set "
+                                  "(it must hold the API key)")
+    client = _client(config).with_options(timeout=min(PREFLIGHT_TIMEOUT_S, config.request_timeout_s), max_retries=0)
+    url = f"{str(client.base_url).rstrip('/')}/v1/models"
+    try:
+        listing = client.get("/v1/models", cast_to=object, options={"params": {"limit": 1000}})
+    except anthropic.APIConnectionError as exc:
+        kind = "timed out" if isinstance(exc, anthropic.APITimeoutError) else "cannot connect"
+        cause = exc.__cause__ or exc
+        raise EndpointUnavailable(scrub(f"model.base_url: {kind}: GET {url}: {' '.join(str(cause).split())[:300]}")) from None
+    except anthropic.APIStatusError as exc:
+        status = exc.status_code
+        if status in (401, 403):
+            key = f"the key in ${config.api_key_env}" if config.api_key_env else "no key (model.api_key_env is not set)"
+            raise EndpointUnavailable(f"model.api_key_env: GET {url} refused {key} ({status}): {_one_line(exc)}") from None
+        doubled = status == 404 and url.endswith("/v1/v1/models")
+        hint = " (an anthropic base_url is the API's root, without /v1)" if doubled else ""
+        raise EndpointUnavailable(f"model.base_url: GET {url} answered HTTP {status}{hint}: {_one_line(exc)}") from None
+    except json.JSONDecodeError:
+        listing = None
+    served = _model_ids(listing, url)
+    if config.name not in served:
+        listed = ", ".join(sorted(served)[:20]) + (", ..." if len(served) > 20 else "") if served else "no model"
+        raise InputError(scrub(f"model.name: {config.name!r} is not served by {_where(config)} "
+                               f"(GET {url} lists {listed}){did_you_mean(config.name, sorted(served))}"))
+
+
+def _model_ids(listing: Any, url: str) -> set[str]:
+    """The model ids of a `/v1/models` reply.
+
+    Raises:
+        InputError: the reply is not a model list (`{"data": [{"id": ...}, ...]}`).
+    """
+    models = listing.get("data") if isinstance(listing, dict) else None
+    if isinstance(models, list) and all(isinstance(m, dict) and isinstance(m.get("id"), str) for m in models):
+        return {m["id"] for m in models}
+    start = " ".join(str(listing)[:120].split())
+    raise InputError(scrub(f"model.base_url: GET {url} answered 200 with a reply that is not a model list "
+                           f"({{\"data\": [{{\"id\": ...}}]}}): {start!r}; check that base_url is the API's root "
+                           "(https://api.anthropic.com, without /v1)"))
+
+
+def _status_error(exc: anthropic.APIStatusError, config: ModelConfig) -> Exception:
+    status = exc.status_code
+    where = _where(config)
+    detail = _one_line(exc)
+    if status == 400 and CONTEXT_MESSAGE.search(detail):
+        return ContextLengthExceeded(detail)
+    if status in (401, 403):
+        key = f"the key in ${config.api_key_env}" if config.api_key_env else "model.api_key_env (not set)"
+        return FatalModelError(f"authentication failed ({status}) at {where}: {detail}; check {key}")
+    if status == 404:
+        return FatalModelError(f"not found (404) at {where}: {detail}; check model.name {config.name!r} "
+                               f"and model.base_url")
+    if status in _RETRIED_STATUS or status >= 500:
+        return TransientModelError(f"HTTP {status} from {where}: {detail}")
+    return FatalModelError(f"bad request ({status}) at {where}: {detail}")
+
+
+def _one_line(exc: anthropic.APIStatusError) -> str:
+    """The error body's message (`{"type": "error", "error": {"message": ...}}`) on one line, scrubbed of keys."""
+    body = exc.body
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return scrub(" ".join(str(message or exc.message or exc).split())[:500])
