@@ -27,6 +27,7 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         with self.server.lock:
             self.server.requests.append(body)
+            self.server.paths.append(self.path)
             index = len(self.server.requests) - 1
         self._send_json(*self.server.script(index, body))
 
@@ -35,12 +36,14 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         self._send_json(*self.server.models)
 
     def _send_json(self, status: int, payload: Any) -> None:
-        """`payload` as JSON, or a Raw body as it is."""
-        kind, data = (payload.content_type, payload.body) if isinstance(payload, Raw) else \
-            ("application/json", json.dumps(payload).encode())
+        """`payload` as JSON, or a Raw body as it is (with its headers)."""
+        kind, data, headers = (payload.content_type, payload.body, payload.headers) if isinstance(payload, Raw) else \
+            ("application/json", json.dumps(payload).encode(), ())
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
@@ -55,7 +58,7 @@ def scripted_endpoint():
     The script is a list of (status, body), answered in order (the last one repeats), or a function
     (request index, request body) -> (status, body); a body is JSON, or a `Raw` body sent as it is
     (the fault builders of provider_helpers make scripts that misbehave). The server has `.url` (the base_url),
-    `.requests` (the decoded chat request bodies, in arrival order) and `.models`, the (status, body)
+    `.requests` (the decoded chat request bodies, in arrival order), `.paths` (their paths) and `.models`, the (status, body)
     of `GET /v1/models` (a list with `sim-coder`).
     """
     servers: list[ThreadingHTTPServer] = []
@@ -65,6 +68,7 @@ def scripted_endpoint():
         server.daemon_threads = True
         server.lock = threading.Lock()
         server.requests = []
+        server.paths = []
         server.script = script if callable(script) else (lambda i, _body: script[min(i, len(script) - 1)])
         server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         server.models = (200, {"object": "list", "data": [{"id": "sim-coder", "object": "model", "created": 0,

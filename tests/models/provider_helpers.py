@@ -44,10 +44,34 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Raw:
-    """A reply body sent as it is, not encoded as JSON (HTML, JSON cut short)."""
+    """A reply body sent as it is, not encoded as JSON (HTML, JSON cut short), with extra `headers`."""
 
     content_type: str
     body: bytes
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def with_headers(reply: tuple[int, Any], **headers: str) -> tuple[int, Raw]:
+    """A JSON reply with extra headers (`retry_after="2"` sends `retry-after: 2`)."""
+    status, body = reply
+    return status, Raw("application/json", json.dumps(body).encode(),
+                       tuple((name.replace("_", "-"), value) for name, value in headers.items()))
+
+
+def anthropic_message(text: str = "", calls: list[tuple[str, dict[str, Any]]] = (),
+                      usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An Anthropic `message` body with a text block (when `text`) and a `tool_use` block per (name, input)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [{"type": "tool_use", "id": f"toolu_{i}_{name}", "name": name, "input": args}
+                for i, (name, args) in enumerate(calls)]
+    return {"id": "msg_test", "type": "message", "role": "assistant", "model": "sim-coder", "content": content,
+            "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
+            "usage": usage or {"input_tokens": 100, "output_tokens": 10}}
+
+
+def anthropic_error(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
+    """An Anthropic-shaped error body."""
+    return {"type": "error", "error": {"type": kind, "message": message}}
 
 
 Reply = tuple[int, Any]
