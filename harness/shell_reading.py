@@ -217,12 +217,17 @@ def here_document(command: str) -> str | None:
 
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^returncode:\s*(-?\d+)", re.M)
+_LEADING_STATUS = re.compile(r"\AExit code (-?\d+)$|\A(?:Chunk ID: .*\n)?(?:Wall time: .*\n)?Process exited with code "
+                             r"(-?\d+)$", re.M)
+"""Claude Code's `Bash` (a failure's output opens with `Exit code N`) and Codex's `exec_command` (its
+output opens with a header holding `Process exited with code N`)."""
 
 
 def exit_status(output: str) -> int | None:
     """The exit status an agent's observation reports (mini-swe-agent's `<returncode>N</returncode>`, a
-    `returncode: N` line, or ctxbench's own closing `[exit code N]`), if any."""
-    match = _RETURNCODE.search(output)
+    `returncode: N` line, Claude Code's leading `Exit code N`, Codex's `Process exited with code N`
+    header, or ctxbench's own closing `[exit code N]`), if any."""
+    match = _LEADING_STATUS.match(output) or _RETURNCODE.search(output)
     if match:
         return int(next(g for g in match.groups() if g is not None))
     return exit_code(output.rstrip())

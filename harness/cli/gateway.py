@@ -19,7 +19,8 @@ from ctxbench.harness.errors import InputError
 @set_option("Override a key of the --config file (or of the default model section), as in `ctxbench run`.")
 @click.option("--model", metavar="NAME", help="Model name; same as --set model.name=NAME.")
 @click.option("--provider", type=PROVIDERS, help="Same as --set model.provider=P.")
-@click.option("--base-url", metavar="URL", help="The model's OpenAI-compatible endpoint; same as --set model.base_url=URL.")
+@click.option("--base-url", metavar="URL", help="The model's endpoint (OpenAI-compatible, or for anthropic the API root without /v1); "
+                   "same as --set model.base_url=URL.")
 @click.option("--api-key-env", metavar="VAR", help="Variable holding the model's API key; same as --set model.api_key_env=VAR.")
 @click.option("--taskset", "taskset_spec", metavar="T",
               help="Taskset folder, .jsonl or built-in name: the simulator's tasks, and the test commands that "

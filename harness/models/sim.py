@@ -19,8 +19,11 @@ It is a stand-in for a model, not a model. Rules (docs/simulator.md):
 - A detour (a lower-ranked action) happens per turn with chance ``d * noise_share``; an edit is
   wrong with chance ``s``.
 - A request over the window is rejected (ContextLengthExceeded), like a real API.
-- It acts through ctxbench's tools, or through one shell (`model.sim.dialect`: a `bash` tool call or
-  a fenced command per reply, `ctxbench.harness.models.simbash`), with the same decisions.
+- It acts through ctxbench's tools, or through one shell (`model.sim.dialect`: a call of the shell
+  tool the request offers, `bash`, Claude Code's `Bash`, Codex's `exec_command`, or a fenced command
+  per reply, `ctxbench.harness.models.simbash`), with the same decisions.
+- An agent's own compaction request (Claude Code's, Codex's) is answered with a summary of the
+  conversation in the form that agent expects, in the summary layout it reads back as memory.
 - Cached prompt tokens are reported like a provider's prompt cache (`PromptCache`): the longest
   prefix of whole messages already sent in an earlier request, counted in blocks. This is usage
   accounting only; it never changes a reply.
@@ -38,12 +41,14 @@ from typing import Any
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
-from ctxbench.harness.models.simbash import Dialect, command_of, dialect_for, native_messages, shell_command, stable_messages
+from ctxbench.harness.chat_history import history_from_messages
+from ctxbench.harness.models.simbash import (Dialect, command_of, dialect_for, finishes_by_text, native_messages,
+                                             shell_call, shell_command, stable_messages)
 from ctxbench.harness.models.simmemory import summarize_request
 from ctxbench.harness.models.simrules import Action, explore, situation
 from ctxbench.harness.models.simview import TestRun, View, contains, read_view
 from ctxbench.harness.records import ToolCall
-from ctxbench.harness.summaries import asks_for_summary
+from ctxbench.harness.summaries import Digest, agent_summary_request, asks_for_summary
 from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["SimModel", "PromptCache", "attention", "is_summary_request"]
@@ -137,13 +142,15 @@ class SimModel:
         completion_tokens = self.counter.count(text) + self.counter.count(name) + self.counter.count(call.arguments)
         return Completion(text, (call,), Usage(prompt, completion_tokens, cached))
 
-    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-                 ) -> tuple[int, str, random.Random, int]:
+    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 identity: list[dict[str, Any]] | None = None) -> tuple[int, str, random.Random, int]:
         """What a request is, read as `messages`: its prompt tokens (checked against the window), its
-        digest, the random draws it seeds, and the tokens the prompt cache serves."""
+        digest (of `identity`, default the messages), the random draws it seeds, and the tokens the
+        prompt cache serves."""
         prompt = self.counter.count_messages(messages) + self.counter.count_tools(tools)
         self._check_window(prompt)
-        digest = hashlib.sha256(json.dumps([self.seed, messages], sort_keys=True).encode()).hexdigest()
+        digest = hashlib.sha256(json.dumps([self.seed, messages if identity is None else identity],
+                                           sort_keys=True).encode()).hexdigest()
         return prompt, digest, random.Random(int(digest[:16], 16)), self.cache.cached(self.counter, messages, tools)
 
     def _summary_reply(self, messages: list[dict[str, Any]], prompt: int, cached: int) -> Completion:
@@ -159,20 +166,31 @@ class SimModel:
     def _complete_in_shell(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                            dialect: Dialect) -> Completion:
         """A reply in a bash dialect: the native decision on the conversation read as native calls,
-        written as one shell command (a `bash` tool call, or a fenced block in `bash_text`). The
-        request is read, counted and hashed without durations and addresses (`stable_messages`)."""
+        written as one shell command (a call of the offered shell tool, or a fenced block in
+        `bash_text`). The request is read and counted without durations and addresses
+        (`stable_messages`), and its draws are seeded by the conversation read as native calls after
+        the system prompt: an agent's own system prompt, working folder and date, and its template
+        around the statement, do not move them. An agent that ends its run when a reply calls no
+        tool (Claude Code, Codex) finishes with such a reply."""
         stable = stable_messages(messages)
-        prompt, digest, rng, cached = self._request(stable, tools)
-        if is_summary_request(messages, tools):
-            return self._summary_reply(messages, prompt, cached)
         native, sizes = native_messages(stable, self.p, self.test_cmd, self.statement,
                                         [self.counter.count_message(m) for m in stable])
+        prompt, digest, rng, cached = self._request(stable, tools, native[1:])
+        if is_summary_request(messages, tools):
+            return self._summary_reply(messages, prompt, cached)
+        agent = agent_summary_request(messages)
+        if agent is not None:
+            summary = self._compaction(native, agent)
+            return Completion(summary, (), Usage(prompt, self.counter.count(summary), cached))
         text, name, args = self._decide(native, prompt, rng, sizes)
+        if name == "finish" and dialect == "bash" and finishes_by_text(tools):
+            return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
         command = shell_command(name, args, self.p, self.test_cmd, self.hunks)
         if dialect == "bash_text":
             reply = command_of(text, command, dialect, self.p.fence)
             return Completion(reply, (), Usage(prompt, self.counter.count(reply), cached))
-        call = ToolCall(f"call_{digest[:10]}", "bash", json.dumps({"command": command}))
+        tool, arguments = shell_call(tools, command)
+        call = ToolCall(f"call_{digest[:10]}", tool, json.dumps(arguments))
         completion_tokens = self.counter.count(text) + self.counter.count(call.name) + self.counter.count(call.arguments)
         return Completion(text, (call,), Usage(prompt, completion_tokens, cached))
 
@@ -279,6 +297,22 @@ class SimModel:
         return None
 
     # -- summaries -----------------------------------------------------------------------------
+    def _compaction(self, native: list[dict[str, Any]], agent: str) -> str:
+        """The summary an agent's own compaction asks for: what the conversation read, ran and changed
+        (the `summarizer`'s digest of its turns, in the layout read back as memory), with the task,
+        in the agent's form (Claude Code takes the `<summary>` block)."""
+        history = history_from_messages(native[:-1] if native[-1].get("role") == "user" else native,
+                                        (self.test_cmd,) if self.test_cmd else ())
+        digest = Digest()
+        for turn in history.turns:
+            digest = digest.fold(turn)
+        task = self.statement or history.task_statement
+        body, _ = digest.render(task)
+        if agent == "claude-code":
+            return (f"<analysis>\nWhat the conversation read, ran and changed, for the work to go on.\n</analysis>\n\n"
+                    f"<summary>\nPrimary request:\n{task}\n\n{body}\n</summary>")
+        return f"Summary of the work so far.\n\nTask:\n{task}\n\n{body}"
+
     def _summarize(self, messages: list[dict[str, Any]]) -> str:
         """A summary built only from the request: its previous summary folded with the turns shown."""
         memory = summarize_request("\n".join(m.get("content") or "" for m in messages[1:]))

@@ -1,4 +1,5 @@
-"""The simulator's `bash` dialect: it acts through one shell, as mini-swe-agent or SWE-agent do.
+"""The simulator's `bash` dialect: it acts through one shell, as mini-swe-agent, SWE-agent, Claude Code
+(`Bash`) or Codex CLI (`exec_command`) do.
 
 Two directions, so that the rules of `ctxbench.harness.models.sim` stay the one policy:
 
@@ -7,10 +8,13 @@ Two directions, so that the rules of `ctxbench.harness.models.sim` stay the one 
   stand for: `nl -ba F | sed -n 'A,Bp'` is a `read_file` whose output becomes a numbered excerpt,
   `grep -rn X .` a `search` with its hits, a here-doc'd `git apply` an `edit_file`, the task's test
   command a `run_tests` whose pytest output closes with its exit code. Outputs are read inside the
-  agent's wrapping (`<returncode>`/`<output>`, mini-swe-agent's JSON observation, or plain); a
+  agent's wrapping (`<returncode>`/`<output>`, mini-swe-agent's JSON observation, Claude Code's
+  leading `Exit code N`, Codex's header before `Output:`, or plain); a
   placeholder that a strategy put in an output's place is left as it is, so it hides what it hides
   from a native read.
-- `shell_command` writes a native action as a real command run in the repository's root.
+- `shell_command` writes a native action as a real command run in the repository's root, and
+  `shell_call` the call of the shell tool the request offers (`bash`/`Bash` {command}, `exec_command`
+  {cmd}, a `shell` whose `command` is a list of words: `[bash, -lc, COMMAND]`).
 
 Test outputs are read without what changes from run to run (durations, object addresses), as the
 native tools write them, so the same behaviour gives the same view and the same replies.
@@ -26,20 +30,33 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from ctxbench.harness.chat_history import SHELL_TOOLS, fenced_command, message_text
+from ctxbench.harness.chat_history import SHELL_TOOLS, fenced_command, message_text, shell_command_of
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.goldpatch import Hunk
 from ctxbench.harness.placeholders import dropped_output, exit_marker, is_omission, omission
 from ctxbench.harness.rendering import render_excerpt
 from ctxbench.harness.shell_reading import SUBMIT_MARKER, exit_status, here_document, read_command, search_pattern
+from ctxbench.harness.summaries import SECTION
 
-__all__ = ["Dialect", "dialect_for", "stable_messages", "native_messages", "shell_command", "command_of"]
+__all__ = ["Dialect", "dialect_for", "shell_tool", "shell_call", "finishes_by_text", "stable_messages", "native_messages", "shell_command",
+           "command_of"]
 
 Dialect = Literal["native", "bash", "bash_text"]
 NativeCall = tuple[str, dict[str, Any]]
 
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_CODEX_HEADER = re.compile(r"^(Chunk ID: |Wall time: )\S.*$", re.M)
+_CODEX_OUTPUT = re.compile(r"\A(?:Chunk ID: .*\n)?(?:Wall time: .*\n)?Process exited with code (-?\d+)\n"
+                           r"(?:Original token count: .*\n)?Output:\n?", re.M)
+_CLAUDE_FAILURE = re.compile(r"\AExit code (-?\d+)\n?")
+_SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell")
+"""Which shell tool the simulator calls when a request offers several."""
+_FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell"})
+"""Shell tools of agents whose run ends with a reply that calls no tool (Claude Code, Codex CLI): no
+submit command."""
+_NO_OUTPUT = "(Bash completed with no output)"
+"""What Claude Code's `Bash` returns for a command that printed nothing."""
 _NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
 _SKIPPED = "--exclude-dir=.git --exclude-dir=__pycache__ --exclude-dir=.pytest_cache"
 """What a search leaves out, as the native search's walk does (binary files too: grep's -I)."""
@@ -55,20 +72,50 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\
 
 
 def dialect_for(p: SimParams, tools: list[dict[str, Any]]) -> Dialect:
-    """The dialect of a reply: the configured one, or (`auto`) `bash` when a `bash` tool is offered."""
+    """The dialect of a reply: the configured one, or (`auto`) `bash` when a shell tool is offered."""
     if p.dialect != "auto":
         return p.dialect
-    offered = {(t.get("function") or {}).get("name") for t in tools if isinstance(t, dict)}
-    return "bash" if "bash" in offered else "native"
+    return "bash" if shell_tool(tools) is not None else "native"
+
+
+def shell_tool(tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The function of the shell tool a request offers (`bash`, Claude Code's `Bash`, Codex's
+    `exec_command`, ...), or None."""
+    offered = {str(f.get("name")): f for f in (t.get("function") for t in tools if isinstance(t, dict))
+               if isinstance(f, dict) and f.get("name") in SHELL_TOOLS}
+    name = next((n for n in _SHELL_PREFERENCE if n in offered), next(iter(sorted(offered)), None))
+    return offered[name] if name is not None else None
+
+
+def finishes_by_text(tools: list[dict[str, Any]]) -> bool:
+    """The offered shell tool is that of an agent that ends its run with a reply calling no tool."""
+    tool = shell_tool(tools)
+    return tool is not None and tool.get("name") in _FINISHED_BY_TEXT
+
+
+def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str, Any]]:
+    """The name and arguments of a call of the offered shell tool (`bash` where none is offered) that
+    runs `command`: in `cmd` or `command` as its schema names it, a list of words `[bash, -lc, COMMAND]`
+    where it takes one; Codex's `exec_command` waits up to 30 s for the output (`yield_time_ms`)."""
+    tool = shell_tool(tools) or {"name": "bash", "parameters": {}}
+    properties = (tool.get("parameters") or {}).get("properties") or {}
+    key = "cmd" if "cmd" in properties and "command" not in properties else "command"
+    value: Any = ["bash", "-lc", command] if (properties.get(key) or {}).get("type") == "array" else command
+    arguments: dict[str, Any] = {key: value}
+    if "yield_time_ms" in properties:
+        arguments["yield_time_ms"] = 30_000
+    return str(tool["name"]), arguments
 
 
 def stable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages with their text content stripped of durations and object addresses."""
+    """The messages with their text content stripped of durations and object addresses (and of the
+    wall time and chunk id of Codex's outputs)."""
     out = []
     for m in messages:
         content = m.get("content")
         if isinstance(content, str) and m.get("role") in ("tool", "user"):
-            m = {**m, "content": _ADDRESS.sub("0x…", _DURATION.sub(" in <time>", content))}
+            content = _CODEX_HEADER.sub(lambda h: h[1] + "<…>", _DURATION.sub(" in <time>", content))
+            m = {**m, "content": _ADDRESS.sub("0x…", content)}
         out.append(m)
     return out
 
@@ -106,11 +153,12 @@ class _Reader:
             return _edit_call(command, path)
         return "bash", {"command": command}
 
-    def result(self, call: NativeCall, content: str, command: str) -> str:
-        """The native result of `call` (read from `command`) for the output the agent got."""
+    def result(self, call: NativeCall, content: str, command: str, tool: str = "bash") -> str:
+        """The native result of `call` (read from `command`, run by the shell tool `tool`) for the
+        output the agent got."""
         if not content or dropped_output(content) is not None:
             return content
-        output, status = _unwrap(content)
+        output, status = _unwrap(content, tool)
         name, args = call
         failed = status not in (None, 0)
         if name == "run_tests":
@@ -139,21 +187,26 @@ def native_messages(messages: list[dict[str, Any]], p: SimParams, test_cmd: tupl
     """The conversation as the native dialect's messages, and each one's tokens (`sizes` of `messages`).
 
     The result opens with a system message and the task (the statement, when known, in place of the
-    agent's template around it; the first user messages folded into one), then one assistant message
-    with native tool calls and their tool results per reply.
+    agent's template around it; the messages before the first reply folded into the two), then one
+    assistant message with native tool calls and their tool results per reply. Where the opening
+    holds a summary (an agent that compacted its history opens with one), it follows the task as the
+    user message it stands in, so that it is read as memory.
     """
     reader = _Reader(p, test_cmd)
-    out: list[dict[str, Any]] = []
-    out_sizes: list[int] = []
+    opening: dict[str, list[str]] = {"system": [], "user": []}
+    opening_sizes = {"system": 0, "user": 0}
     index = 0
-    for roles in (("system", "developer"), ("user",)):
-        texts, size = [], 0
-        while index < len(messages) and messages[index].get("role") in roles:
-            texts.append(message_text(messages[index]))
-            size += sizes[index]
-            index += 1
-        out.append({"role": roles[0], "content": statement if roles == ("user",) and statement else "\n\n".join(texts)})
-        out_sizes.append(size)
+    while index < len(messages) and messages[index].get("role") != "assistant":
+        side = "system" if messages[index].get("role") in ("system", "developer") else "user"
+        opening[side].append(message_text(messages[index]))
+        opening_sizes[side] += sizes[index]
+        index += 1
+    told = "\n\n".join(opening["user"])
+    out = [{"role": "system", "content": "\n\n".join(opening["system"])}, {"role": "user", "content": statement or told}]
+    out_sizes = [opening_sizes["system"], opening_sizes["user"]]
+    if statement and SECTION.search(told):
+        out.append({"role": "user", "content": told})
+        out_sizes = [opening_sizes["system"], 0, opening_sizes["user"]]
     seen: dict[str, int] = {}
     while index < len(messages):
         message = messages[index]
@@ -177,14 +230,16 @@ def native_messages(messages: list[dict[str, Any]], p: SimParams, test_cmd: tupl
 def _tool_turn(reader: _Reader, messages: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
     """The assistant message at `index` with native calls, then the tool results that follow it."""
     message = messages[index]
-    natives = [_native_tool_call(reader, c) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    raws = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    natives = [_native_tool_call(reader, c) for c in raws]
     out = [{**message, "tool_calls": [n for n, _, _ in natives]}]
-    by_id = {n["id"]: (call, command) for n, call, command in natives}
+    by_id = {n["id"]: (call, command, str((raw.get("function") or {}).get("name") or ""))
+             for (n, call, command), raw in zip(natives, raws)}
     for answer in messages[index + 1:]:
         if answer.get("role") != "tool":
             break
-        call, command = by_id.get(answer.get("tool_call_id", ""), (("bash", {}), ""))
-        out.append({**answer, "content": reader.result(call, message_text(answer), command)})
+        call, command, tool = by_id.get(answer.get("tool_call_id", ""), (("bash", {}), "", "bash"))
+        out.append({**answer, "content": reader.result(call, message_text(answer), command, tool)})
     return out
 
 
@@ -206,9 +261,9 @@ def _native_tool_call(reader: _Reader, raw: dict[str, Any]) -> tuple[dict[str, A
         args = json.loads(function.get("arguments") or "{}")
     except ValueError:
         args = {}
-    command = args.get("command", args.get("cmd")) if isinstance(args, dict) else None
-    call = reader.call(str(command)) if command else ("bash", {})
-    return _tool_call(call_id, *call), call, str(command or "")
+    command = shell_command_of(args) if isinstance(args, dict) else None
+    call = reader.call(command) if command else ("bash", {})
+    return _tool_call(call_id, *call), call, command or ""
 
 
 def _tool_call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -219,9 +274,18 @@ def _relative(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def _unwrap(content: str) -> tuple[str, int | None]:
-    """The command's output inside the agent's wrapping, and its exit status where the wrapping says."""
+def _unwrap(content: str, tool: str = "bash") -> tuple[str, int | None]:
+    """The command's output inside the agent's wrapping, and its exit status where the wrapping says
+    (Claude Code's `Bash` says it only for a failure: no `Exit code N` is 0)."""
     status = exit_status(content)
+    codex = _CODEX_OUTPUT.match(content)
+    if codex:
+        return content[codex.end():], int(codex[1])
+    if tool == "Bash":
+        failure = _CLAUDE_FAILURE.match(content)
+        if failure:
+            return content[failure.end():], int(failure[1])
+        return ("" if content.strip() == _NO_OUTPUT else content), 0
     text = content.lstrip()
     if text.startswith("{") and '"returncode"' in text:
         try:

@@ -91,7 +91,7 @@ def test_three_mistakes_give_three_lines_in_one_attempt(tmp_path):
 @pytest.mark.parametrize("data, expected", [
     ({"repeats": "many"}, "repeats: expected a whole number (got 'many')"),
     ({"taskset": 5}, "taskset: expected a mapping (got 5)"),
-    ({"model": {"provider": "anthropic"}}, "model.provider: expected 'sim' or 'openai' (got 'anthropic')"),
+    ({"model": {"provider": "vertex"}}, "model.provider: expected 'sim', 'openai' or 'anthropic' (got 'vertex')"),
     ({"strategies": [{"name": "baseline"}, {"name": "baseline"}]}, "strategies: baseline appear twice"),
 ])
 def test_errors_are_in_plain_words(tmp_path, data, expected):

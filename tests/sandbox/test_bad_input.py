@@ -246,7 +246,7 @@ CASES = {
     "wrong-type": (lambda t, r: _run(t, {**GOOD, "repeats": "many"}), ["exp.yaml", "repeats", "many"], 2),
     "out-of-bounds": (lambda t, r: _run(t, {**GOOD, "limits": {"test_timeout_s": -1}}), ["limits.test_timeout_s"], 2),
     "bad-choice": (lambda t, r: _run(t, {**GOOD, "sandbox": "docker"}), ["sandbox", "docker"], 2),
-    "unknown-provider": (lambda t, r: _run(t, {**GOOD, "model": {"provider": "anthropic"}}), ["model.provider", "anthropic"], 2),
+    "unknown-provider": (lambda t, r: _run(t, {**GOOD, "model": {"provider": "vertex"}}), ["model.provider", "vertex"], 2),
     "api-key-in-file": (lambda t, r: _run(t, {**GOOD, "model": {"api_key": "sk-x"}}), ["model.api_key"], 2),
     "unknown-strategy": (lambda t, r: _run(t, {**GOOD, "strategies": [{"name": "no-such"}]}), ["strategies.0", "no-such"], 2),
     "unknown-strategy-param": (lambda t, r: _run(t, {**GOOD, "strategies": [{"name": "trimmer", "params": {"nope": 1}}]}),
