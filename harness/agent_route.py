@@ -123,12 +123,17 @@ class AgentRoute:
             request_messages=request_messages)
 
     def _observed(self, history: History | None) -> None:
-        """Write the pending turn, with what its commands returned (the last turn of `history`)."""
+        """Write the pending turn, with what its commands returned: the results in the last turn of
+        `history` that answer its calls (or, for a text-mode reply, that turn's observation). A reply
+        the agent did not act on (a summary it asked for) has none."""
         pending, self._pending = self._pending, None
         if pending is None:
             return
         if history is not None and history.turns:
-            observations = [dataclasses.replace(o, content=scrub(o.content)) for o in history.turns[-1].observations]
+            last, ids = history.turns[-1], {c.id for c in pending.tool_calls}
+            answers = [o for o in last.observations if o.call_id in ids] if ids else \
+                list(last.observations) if not last.tool_calls else []
+            observations = [dataclasses.replace(o, content=scrub(o.content)) for o in answers]
             pending.observations = transcript_observations(observations, self.hook.counter.count)
         self.transcript.turn(pending)
 

@@ -10,8 +10,9 @@ Code's `Bash`, Codex's `exec_command`, ... with a `command` or `cmd`) or a text-
 command by `read_command`.
 
 What a strategy cannot see through this mapping: anything the agent keeps outside its messages;
-messages between the first reply and the end that answer no reply (dropped); images and other
-non-text content parts (dropped). Several system and user messages before the first reply are
+system and tool messages between the first reply and the end that answer no reply (dropped); images
+and other non-text content parts (dropped). User messages after a turn's tool results (Claude Code's
+reminders, an agent's request to summarize) are the turn's `notes`, kept with it. Several system and user messages before the first reply are
 joined: the system ones into the system prompt, the user ones into the task.
 
 The same module tells how one request of an agent relates to its previous one (`own_context`):
@@ -109,10 +110,14 @@ def history_from_messages(messages: list[dict[str, Any]], test_commands: tuple[t
             index += 1
             if not calls:
                 break  # a text-mode reply is answered by one user message
+        notes: list[str] = []
+        while calls and index < len(messages) and messages[index].get("role") == "user":
+            notes.append(message_text(messages[index]))  # what the agent adds after the results
+            index += 1
         read = _ReadContext(len(turns), test_commands, submit_marker)
         observations = (tuple(read.tool_result(c, answers) for c in calls) if calls
                         else tuple(read.text_reply(message_text(message), a) for a in answers))
-        turns.append(Turn(len(turns), message_text(message), calls, observations))
+        turns.append(Turn(len(turns), message_text(message), calls, observations, tuple(notes)))
     return History("\n\n".join(system), "\n\n".join(task), tuple(turns))
 
 

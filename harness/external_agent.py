@@ -4,8 +4,9 @@ what the run spent and why it stopped.
 The agent runs as the tests do (the sandbox's jail and limits, its whole group killed at the end),
 with the run's folder as the only place it may write and a relay (`ctxbench.harness.relay`) as its
 parent: the relay's loopback port is the only network the agent has, and it leads to this run's
-gateway route and nowhere else. The agent gets `OPENAI_BASE_URL`, `OPENAI_API_KEY` (a token for this
-run only, never the real key) and `CTXBENCH_MODEL`; the statement on standard input, and in its
+gateway route and nowhere else. The agent gets `OPENAI_BASE_URL` and `ANTHROPIC_BASE_URL`,
+`OPENAI_API_KEY` and `ANTHROPIC_API_KEY` (a token for this run only, never the real key) and
+`CTXBENCH_MODEL`; the statement on standard input, and in its
 command where it asks for it (`{statement}`, `{statement_file}`).
 """
 
@@ -81,7 +82,7 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
                         services=StrategyServices(model=model, repo=WorkspaceFiles(ws.root)),
                         test_commands=(task.test_cmd,), counter=counter)
     route = AgentRoute(hook, model, config.model.name, config.limits, config.model.context_window, transcript,
-                       outcome, folder / "stop", run.prices)
+                       outcome, folder / "stop", run.prices, marks_cache=config.model.provider == "anthropic")
     token = secrets.token_urlsafe(24)
     server = make_unix_server(route, folder / "gateway.sock", token)
     serving = threading.Thread(target=server.serve_forever, name="agent-route", daemon=True)
@@ -135,7 +136,7 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
     env = {**test_env_vars(home),  # the agent's own test runs run as ctxbench's do: no caches, fixed hash seed
            "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
            **{k: _fill(v, values) for k, v in agent.env.items()},
-           "OPENAI_API_KEY": token, "CTXBENCH_MODEL": model_name}
+           "OPENAI_API_KEY": token, "ANTHROPIC_API_KEY": token, "CTXBENCH_MODEL": model_name}
     argv = [sys.executable, "-I", "-c", _RELAY_SOURCE, str(folder / "gateway.sock"), str(statement),
             str(folder / "stop"), "--", *(_fill(w, values) for w in agent.command)]
     sandbox = dataclasses.replace(run.sandbox, keep=kept_folders(agent.command, python))
@@ -151,15 +152,19 @@ def kept_folders(command: list[str], python: str) -> tuple[str, ...]:
     """What the jail binds back for an agent, where the home folder or /tmp covers it: the installation
     of its program, of the interpreter its `#!` line names (a virtual environment's `python3` links to
     a Python that may live in the home folder, e.g. pyenv's) and of the test interpreter (the folder
-    above their `bin/`, e.g. a virtual environment, and the one a link leads to), and each file the
-    command names (with its folder), never the home folder itself."""
+    above their `bin/`, e.g. a virtual environment, and the one a link leads to; for a program of an npm
+    installation, its whole `node_modules`), and each file the command names (with its folder), never
+    the home folder itself."""
     home = Path.home().absolute()
     kept: set[Path] = set()
     for program in (command[0], _script_interpreter(command[0]), python):
         if program is None:
             continue
         for exe in _link_hops(Path(program)):
-            kept.add(exe.parent.parent if exe.parent.name == "bin" and exe.parent.parent != home else exe.parent)
+            if "node_modules" in exe.parts:  # an npm installation: its whole tree (native parts live beside)
+                kept.add(Path(*exe.parts[:exe.parts.index("node_modules") + 1]))
+            else:
+                kept.add(exe.parent.parent if exe.parent.name == "bin" and exe.parent.parent != home else exe.parent)
     for word in command[1:]:
         path = Path(word)
         if path.is_absolute() and path.exists():

@@ -16,6 +16,7 @@ __all__ = [
     "assistant_message",
     "tool_message",
     "turn_messages",
+    "note_messages",
     "parse_arguments",
 ]
 
@@ -42,11 +43,17 @@ NO_TOOL_CALL = "Your reply had no tool call. Use the tools; call `finish` when y
 
 
 def turn_messages(turn: Turn) -> list[dict[str, Any]]:
-    """The assistant message and its tool results: one unit, never split. A reply without tool calls is
-    answered by its text-mode observation where it has one, else by ctxbench's reminder to use the tools."""
+    """The assistant message, its tool results and the agent's notes after them: one unit, never split.
+    A reply without tool calls is answered by its text-mode observation where it has one, else by
+    ctxbench's reminder to use the tools."""
     if not turn.tool_calls and not turn.observations:
         return [assistant_message(turn), {"role": "user", "content": NO_TOOL_CALL}]
-    return [assistant_message(turn)] + [tool_message(o) for o in turn.observations]
+    return [assistant_message(turn)] + [tool_message(o) for o in turn.observations] + note_messages(turn)
+
+
+def note_messages(turn: Turn) -> list[dict[str, Any]]:
+    """The user messages an external agent sent after the turn's tool results (see `Turn.notes`)."""
+    return [{"role": "user", "content": note} for note in turn.notes]
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:

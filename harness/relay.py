@@ -4,7 +4,8 @@ Runs inside the sandbox as the agent's parent, from its own source text (`python
 needs nothing but the standard library and no ctxbench installation the jail might hide. It listens
 on a free loopback port of the jail's network namespace (the only network the agent has), relays
 every connection byte for byte to the gateway's Unix socket (bound into the jail with the run's
-folder), sets `OPENAI_BASE_URL` and the `{base_url}` placeholder to that port, feeds the agent the
+folder), sets `OPENAI_BASE_URL` (and `OPENAI_API_BASE`) and the `{base_url}` placeholder to that port's
+`/v1`, `ANTHROPIC_BASE_URL` to its root (Anthropic's clients add the `/v1`), feeds the agent the
 task statement on its standard input, and exits as the agent does (128 + N when killed by signal N).
 Once the gateway has ended the run (a limit was reached) it writes the stop file: the agent then has
 `GRACE_S` seconds to exit on its own before it is killed.
@@ -77,7 +78,8 @@ def main(argv: list[str]) -> int:
     listener.listen(64)
     base_url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
     threading.Thread(target=_serve, args=(listener, socket_path), daemon=True).start()
-    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_BASE": base_url}
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_BASE": base_url,
+           "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1")}
     env = {key: value.replace("{base_url}", base_url) for key, value in env.items()}
     command = [word.replace("{base_url}", base_url) for word in command]
     with open(statement_file, "rb") as statement:

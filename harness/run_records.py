@@ -83,6 +83,9 @@ class Turn:
     """Tool calls in the order emitted."""
     observations: tuple[Observation, ...]
     """One observation per tool call, same order."""
+    notes: tuple[str, ...] = ()
+    """User messages an external agent sent after the turn's tool results and before its next reply
+    (Claude Code's reminders, an agent's request to summarize the conversation); ctxbench's loop sends none."""
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,20 @@ def _action_key(action: Any) -> tuple:
     return action.kind, action.target, action.reason, action.tokens_before, action.tokens_after
 
 
+_OWN_CONTEXT = {
+    "summary_request": "asked the model to summarize the conversation (its own compaction)",
+    "rewritten": "replaced the history it sends (its own compaction): this request does not extend the previous one",
+}
+
+
+def _own_context(turn: TranscriptTurn) -> list[Block]:
+    """What the agent itself did to its context at this call, where it did something."""
+    if turn.own_context is None:
+        return []
+    sent = f" ({turn.request_messages} messages)" if turn.request_messages is not None else ""
+    return [Paragraph(f"**Agent**: {_OWN_CONTEXT[turn.own_context]}{sent}.")]
+
+
 def _action_blocks(view: RunView, turn: TranscriptTurn, originals: dict, full: bool, previous: set) -> list[Block]:
     """The strategy's actions this turn: new ones in detail, those repeated from the previous turn in one line."""
     ledger = turn.ledger
@@ -207,6 +221,7 @@ def turn_blocks(view: RunView, full: bool = False) -> list[tuple[TranscriptTurn,
     for turn in view.turns:
         blocks: list[Block] = [
             Paragraph(_usage_line(turn)),
+            *_own_context(turn),
             *_action_blocks(view, turn, originals, full, previous_actions),
             Paragraph("**Sent**:"), Bullets(tuple(_sent_lines(view, turn, previous))),
         ]

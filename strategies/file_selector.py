@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
-from ctxbench.harness.history import assistant_message, tool_message
+from ctxbench.harness.history import assistant_message, note_messages, tool_message
 from ctxbench.harness.placeholders import hidden_read
 from ctxbench.harness.records import ContextLedger, History, Observation
 from ctxbench.harness.rendering import render_excerpt
@@ -129,6 +129,9 @@ class FileSelector:
                     msg = tool_message(obs, hidden_read(obs.path, obs.line_range, turn.index))
                     ledger.act("evicted", obs.call_id, "old file read replaced by a note", count(tool_message(obs)), count(msg))
                 ledger.add(tool_component(obs), count(msg))
+                messages.append(msg)
+            for msg in note_messages(turn):
+                ledger.add("history", count(msg))
                 messages.append(msg)
         return Context(messages, ledger)
 

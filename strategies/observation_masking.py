@@ -65,10 +65,11 @@ class ObservationMasking:
         ledger.add("task", count(messages[1]))
         for turn in history.turns:
             unit = turn_messages(turn)
-            for msg in unit[:len(unit) - len(turn.observations)]:
+            head = len(unit) - len(turn.observations) - len(turn.notes)
+            for msg in unit[:head]:
                 ledger.add("history", count(msg))
                 messages.append(msg)
-            for obs, msg in zip(turn.observations, unit[len(unit) - len(turn.observations):]):
+            for obs, msg in zip(turn.observations, unit[head:head + len(turn.observations)]):
                 tokens = count(msg)
                 if obs.call_id not in keep:
                     masked = tool_message(obs, placeholder(obs, tokens))
@@ -77,5 +78,8 @@ class ObservationMasking:
                         ledger.act("masked", obs.call_id, f"observation older than the last {p.keep_recent}",
                                    before, tokens)
                 ledger.add(tool_component(obs), tokens)
+                messages.append(msg)
+            for msg in unit[head + len(turn.observations):]:
+                ledger.add("history", count(msg))
                 messages.append(msg)
         return Context(messages, ledger)

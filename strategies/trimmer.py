@@ -8,7 +8,7 @@ from typing import Callable, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxbench.harness.context import Budget, Context
-from ctxbench.harness.history import assistant_message, tool_message
+from ctxbench.harness.history import assistant_message, note_messages, tool_message
 from ctxbench.harness.records import ContextLedger, History, Observation
 from ctxbench.harness.textcut import cut_middle
 from ctxbench.strategies.allocation import portion
@@ -106,5 +106,8 @@ class Trimmer:
                 if why:
                     ledger.act("trimmed", obs.call_id, why, count(tool_message(obs)), tokens)
                 ledger.add(tool_component(obs), tokens)
+                messages.append(msg)
+            for msg in note_messages(turn):
+                ledger.add("history", count(msg))
                 messages.append(msg)
         return Context(messages, ledger)

@@ -132,7 +132,7 @@ class SimModel:
     # -- entry point ---------------------------------------------------------------------------
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
         dialect = dialect_for(self.p, tools)
-        if dialect != "native":
+        if dialect != "native" or agent_summary_request(messages) is not None:  # Codex compacts without tools
             return self._complete_in_shell(messages, tools, dialect)
         prompt, digest, rng, cached = self._request(messages, tools)
         if is_summary_request(messages, tools):
