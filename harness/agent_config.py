@@ -30,6 +30,7 @@ class AgentSpec(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, description="Variables set for the agent (placeholders allowed), besides OPENAI_BASE_URL, OPENAI_API_KEY and CTXBENCH_MODEL.")
     version_command: list[str] | None = Field(None, min_length=1, description="Prints the agent's installed version; its output is a fixed variable.")
     config_files: list[str] = Field(default_factory=list, description="The agent's own config files (relative to the experiment file): their content is a fixed variable.")
+    install: str | None = Field(None, description="How to install the agent, said with the error when its program is not there (not a fixed variable).")
 
     @model_validator(mode="before")
     @classmethod
@@ -43,7 +44,7 @@ class AgentSpec(BaseModel):
     @model_validator(mode="after")
     def _builtin_has_no_settings(self) -> AgentSpec:
         if self.command is None:
-            given = [k for k in ("env", "version_command", "config_files") if getattr(self, k)]
+            given = [k for k in ("env", "version_command", "config_files", "install") if getattr(self, k)]
             if given:
                 raise ValueError(f"{', '.join(given)} need a `command` (the builtin loop takes none)")
         return self

@@ -40,7 +40,12 @@ def resolve_agents(config: ExperimentConfig, config_dir: Path) -> dict[str, Agen
 
 def _resolve(agent: AgentSpec, config_dir: Path, where: str) -> AgentSpec:
     assert agent.command is not None
-    program = _program(agent.command[0], config_dir, where)
+    try:
+        program = _program(agent.command[0], config_dir, where)
+    except InputError as exc:
+        if agent.install is None:
+            raise
+        raise InputError(f"{exc}; install it: {agent.install}") from None
     words = [program, *(_absolute(w, config_dir) for w in agent.command[1:])]
     for name in agent.config_files:
         path = config_dir / os.path.expanduser(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -84,6 +85,9 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget."""
     if config.model.provider != "sim":  # first: an endpoint that is down fails within seconds
         check_upstream(config.model)
+    if shutil.which("git") is None:
+        raise InputError("git is not on PATH: every run's workspace is a git repository (Debian: apt-get install git)")
+    agents = resolve_agents(config, config_dir)  # an agent that is not installed fails before any other work
     spec = config.taskset
     path = resolve_taskset_path(spec.path, config_dir)
     repos = (config_dir / spec.repos) if spec.repos else None
@@ -108,7 +112,6 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     check_gold_patches(taskset)
     interpreters = {t.id: resolve_interpreter(taskset.environment_for(t)) for t in taskset.tasks}
     check_test_commands(taskset, interpreters)
-    agents = resolve_agents(config, config_dir)
     fixed = fixed_variables(config, taskset, system_prompt)
     if agents:  # experiments of the builtin loop alone keep the fixed variables they always had
         fixed["agent"] = agent_fixed_variable(config, agents)

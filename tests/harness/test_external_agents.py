@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -100,6 +101,30 @@ def test_an_agent_not_on_path_is_refused(tmp_path):
     assert_refused(result, out, "no-such-agent-on-path", "not a program on PATH")
 
 
+def test_an_agent_that_is_not_installed_is_refused_with_how_to_install_it(tmp_path):
+    install = "npm install -g @example/agent@1.0.0"
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["no-such-agent-on-path", "-p"],
+                                                            "install": install}))
+    assert_refused(result, out, "'no-such-agent-on-path' is not a program on PATH", f"install it: {install}")
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex"])
+def test_the_built_in_agent_experiments_say_how_to_install_their_agent(tmp_path, monkeypatch, name):
+    monkeypatch.setenv("PATH", _path_without(tmp_path))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["run", name, "--limit", "1", "--output", str(out)])
+    program = {"claude-code": "claude", "codex": "codex"}[name]
+    assert_refused(result, out, f"'{program}' is not a program on PATH", "install it: npm install -g @")
+
+
+def _path_without(tmp_path: Path) -> str:
+    """A PATH that has git but no agent: a folder holding a link to git alone."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "git").symlink_to(shutil.which("git"))
+    return str(folder)
+
+
 def test_an_agent_key_with_an_unknown_field_is_refused(tmp_path):
     result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["true"], "comand": ["x"]}))
     assert_refused(result, out, "agent.comand", "unknown key")
@@ -146,6 +171,26 @@ def test_a_stand_in_agent_with_the_openai_sdk_and_one_bash_tool_runs_under_the_e
         bash_calls = {c.id for t in turns for c in t.tool_calls if c.name == "bash"}
         masked = {a.target for t in turns for a in t.ledger.actions if a.kind == "masked"}
         assert masked and masked <= bash_calls
+
+
+def test_the_jail_keeps_an_npm_installation_whole(tmp_path, monkeypatch):
+    """Claude Code and Codex from npm: the program on PATH links into a package whose native binary lives
+    in another package of the same node_modules (Codex's script spawns it), so the tree is kept whole."""
+    from ctxbench.harness.external_agent import kept_folders
+
+    home = tmp_path / "home"
+    modules = home / ".npm-global" / "lib" / "node_modules"
+    script = modules / "@openai" / "codex" / "bin" / "codex.js"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/usr/bin/env node\n")
+    script.chmod(0o755)
+    (modules / "@openai" / "codex-linux-x64" / "vendor").mkdir(parents=True)
+    bin_dir = home / ".npm-global" / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex").symlink_to(script)
+    monkeypatch.setenv("HOME", str(home))
+    kept = kept_folders([str(bin_dir / "codex"), "exec", "-"], sys.executable)
+    assert str(modules) in kept and str(home) not in kept
 
 
 def test_the_jail_keeps_the_python_an_agent_s_script_runs_on_even_in_the_home_folder(tmp_path, monkeypatch):
