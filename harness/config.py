@@ -47,7 +47,7 @@ class SimParams(_Strict):
     slip_rate: float = Field(0.03, ge=0, le=1, description="Chance that an edit is wrong (s).")
     read_window: int = Field(60, ge=5, description="Lines read around a line of interest (search hit, traceback frame).")
     max_searches: int = Field(6, ge=1, description="Most names from the task statement it will search for.")
-    dialect: Literal["auto", "native", "bash", "bash_text"] = Field("auto", description="How it acts: `native` (ctxbench's tools), `bash` (one call of a `bash` tool per reply), `bash_text` (one fenced shell command in the reply's text, no tool call), or `auto`: `bash` when the request offers a tool named `bash`, else `native`.")
+    dialect: Literal["auto", "native", "bash", "bash_text"] = Field("auto", description="How it acts: `native` (ctxbench's tools), `bash` (one call of the shell tool the request offers per reply: `bash`, Claude Code's `Bash`, Codex's `exec_command`, ...), `bash_text` (one fenced shell command in the reply's text, no tool call), or `auto`: `bash` when the request offers a shell tool, else `native`.")
     submit_command: str = Field("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", min_length=1, description="The command it submits with in the bash dialects (mini-swe-agent's convention by default).")
     fence: str = Field("mswea_bash_command", pattern=r"^[\w-]*$", description="The info string of the fenced block that holds its command in `bash_text` (mini-swe-agent's text-based format by default).")
 

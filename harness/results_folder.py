@@ -31,14 +31,16 @@ def transcript_path(folder: Path, strategy: str, task_id: str, repeat: int) -> P
 
 
 def transcript_files(folder: str | Path) -> list[Path]:
-    """Every transcript of a results folder, sorted."""
-    return sorted((Path(folder) / TRANSCRIPTS_DIR).glob(f"*/*{_SUFFIX}"))
+    """Every transcript of a results folder, sorted (an arm `AGENT/STRATEGY` keeps its own in a folder
+    below its agent's)."""
+    return sorted((Path(folder) / TRANSCRIPTS_DIR).rglob(f"*{_SUFFIX}"))
 
 
 def transcript_run(file: Path) -> tuple[str, str, int]:
     """(strategy, task id, repeat) of a `transcript_path`."""
     task_id, _, repeat = file.name[: -len(_SUFFIX)].rpartition(".")
-    return file.parent.name, task_id, int(repeat)
+    top = next(p for p in file.parents if p.name == TRANSCRIPTS_DIR)
+    return file.parent.relative_to(top).as_posix(), task_id, int(repeat)
 
 
 def read_manifest(folder: Path, doing: str = "") -> Manifest:

@@ -32,13 +32,14 @@ TURN_COLUMNS: tuple[str, ...] = (
     "prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens", "gap_s",
     "strategy_prompt_tokens", "strategy_completion_tokens",
     *(f"tokens_{c}" for c in COMPONENTS), *(f"actions_{a}" for a in ACTIONS),
-    "actions", "tool_calls", "observation_tokens", "observation_errors", "reply", "malformed", "stop",
+    "actions", "tool_calls", "observation_tokens", "observation_errors", "reply", "malformed", "own_context", "stop",
 )
 """Columns of `turns_df`. `cache_write_tokens`, `reasoning_tokens`: 0 where the provider reports none; `gap_s`: seconds
 since the start of the run's previous model call (empty on the first call and in older transcripts).
 `tokens_<component>`: the ledger's tokens per component; `actions_<kind>`: how
 many actions of that kind the strategy took this turn; `actions`: all of them as JSON (kind, target,
-reason, tokens before and after); `tool_calls`: the calls' names, comma-separated; `stop`: on the last
+reason, tokens before and after); `tool_calls`: the calls' names, comma-separated; `own_context`: what an
+external agent did to its own context at this call (`summary_request`, `rewritten`; empty otherwise); `stop`: on the last
 turn of a finished transcript, why the loop stopped (empty otherwise)."""
 
 
@@ -84,6 +85,7 @@ def _turn_row(header: TranscriptHeader, record: TranscriptTurn) -> dict[str, Any
     row["observation_errors"] = sum(o.is_error for o in record.observations)
     row["reply"] = record.reply
     row["malformed"] = record.malformed or ""
+    row["own_context"] = record.own_context or ""
     row["stop"] = ""
     return row
 

@@ -178,3 +178,28 @@ def test_a_transcript_path_names_its_run(tmp_path):
     path.write_bytes(b"")
     assert transcript_files(tmp_path) == [path]
     assert transcript_run(path) == ("trimmer", "calc.v2-median", 3)
+
+
+def test_the_transcripts_of_an_agent_arm_are_found_below_its_agents_folder(tmp_path):
+    """An arm keyed `AGENT/STRATEGY` (claude-code/auto-compact, builtin/observation_masking) keeps its
+    transcripts in a folder below its agent's: they are read with the rest, under the arm's key."""
+    from ctxbench.harness.records import TranscriptHeader, TranscriptTurn
+    from ctxbench.harness.records import ContextLedger
+    from ctxbench.harness.results_folder import transcript_path, transcript_run
+    from ctxbench.harness.transcript import TranscriptWriter, compress_transcript
+    from ctxbench.reports import turns_df
+
+    for key in ("baseline", "claude-code/auto-compact"):
+        plain = tmp_path / "plain.jsonl"
+        writer = TranscriptWriter(plain, TranscriptHeader(run_id=f"{key}/task-a/0", strategy=key, task_id="task-a",
+                                                          repeat=0, seed=1))
+        writer.turn(TranscriptTurn(turn=0, messages=[], context_tokens=10, fill=0.1, ledger=ContextLedger(),
+                                   own_context="rewritten" if "/" in key else None))
+        writer.close()
+        path = transcript_path(tmp_path, key, "task-a", 0)
+        path.parent.mkdir(parents=True)
+        path.write_bytes(compress_transcript(plain.read_bytes()))
+        assert transcript_run(path) == (key, "task-a", 0)
+    turns = turns_df(tmp_path)
+    assert sorted(turns["strategy"]) == ["baseline", "claude-code/auto-compact"]
+    assert turns.set_index("strategy")["own_context"].to_dict() == {"baseline": "", "claude-code/auto-compact": "rewritten"}
