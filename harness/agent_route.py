@@ -29,7 +29,7 @@ from ctxbench.harness.records import History, StopReason, TranscriptTurn
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.transcript import TranscriptWriter
 from ctxbench.harness.wire import ModelRequest, Refusal
-from ctxbench.harness.wire_messages import with_cache_marks
+from ctxbench.harness.wire_messages import marked_for
 from ctxbench.strategies.hook import StrategyHook
 
 __all__ = ["AgentRoute"]
@@ -41,10 +41,8 @@ class AgentRoute:
 
     def __init__(self, hook: StrategyHook, model: Model, model_name: str, limits: Limits, context_window: int,
                  transcript: TranscriptWriter, outcome: AgentOutcome, stop_file: Path,
-                 prices: Prices | None = None, marks_cache: bool = False) -> None:
-        """`marks_cache`: the model is Anthropic's, so the messages the agent marked for its prompt cache
-        keep their marks."""
-        self.hook, self.model, self.model_name, self.marks_cache = hook, model, model_name, marks_cache
+                 prices: Prices | None = None) -> None:
+        self.hook, self.model, self.model_name = hook, model, model_name
         self.limits, self.window, self.transcript, self.outcome = limits, context_window, transcript, outcome
         self.stop_file, self.prices = stop_file, prices
         self.stop: tuple[StopReason, str] | None = None
@@ -69,8 +67,7 @@ class AgentRoute:
             context = self.hook(messages, tools)
             self._observed(self.hook.history)
             self._account(context, tools)
-            sent = with_cache_marks(context.messages, request.cache_marks) if self.marks_cache else context.messages
-            completion = self._complete(sent, tools)
+            completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools)
         except (ContextOverflow, ContextLengthExceeded) as exc:
             self._end("context_overflow", str(exc))
             return Refusal(400, str(exc), param="messages", code="context_length_exceeded")

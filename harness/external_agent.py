@@ -82,7 +82,7 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
                         services=StrategyServices(model=model, repo=WorkspaceFiles(ws.root)),
                         test_commands=(task.test_cmd,), counter=counter)
     route = AgentRoute(hook, model, config.model.name, config.limits, config.model.context_window, transcript,
-                       outcome, folder / "stop", run.prices, marks_cache=config.model.provider == "anthropic")
+                       outcome, folder / "stop", run.prices)
     token = secrets.token_urlsafe(24)
     server = make_unix_server(route, folder / "gateway.sock", token)
     serving = threading.Thread(target=server.serve_forever, name="agent-route", daemon=True)

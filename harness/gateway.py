@@ -42,7 +42,7 @@ from ctxbench.harness.serve_sim import TaskFinder, unknown_task
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.transcript import TranscriptWriter
 from ctxbench.harness.wire import ModelRequest, Refusal
-from ctxbench.harness.wire_messages import with_cache_marks
+from ctxbench.harness.wire_messages import marked_for
 from ctxbench.strategies.hook import StrategyHook
 from ctxbench.strategies.registry import StrategyError, StrategyServices, create_strategy
 
@@ -115,8 +115,6 @@ class Gateway:
         self.cache = PromptCache()
         """One prompt cache for the simulator, like a provider's: shared by every conversation."""
         self._upstream = make_upstream(model, seed=model.seed or 0) if model.provider != "sim" else None
-        self.marks_cache = model.provider == "anthropic"
-        """The upstream is Anthropic's: the messages the client marked for its prompt cache keep their marks."""
         self.model_name = model.name
         self._conversations: dict[str, list[_Conversation]] = {}
         """The conversations by opening (or `user` name), in the order they started."""
@@ -133,9 +131,8 @@ class Gateway:
             with conversation.lock:
                 try:
                     context = conversation.hook(messages, tools)
-                    sent = with_cache_marks(context.messages, request.cache_marks) if self.marks_cache else \
-                        context.messages
-                    completion = conversation.model.complete(sent, tools)
+                    completion = conversation.model.complete(
+                        marked_for(conversation.model, context.messages, request.cache_marks), tools)
                 except (ContextOverflow, ContextLengthExceeded) as exc:
                     return Refusal(400, str(exc), param="messages", code="context_length_exceeded")
                 except TransientModelError as exc:

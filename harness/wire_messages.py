@@ -29,7 +29,7 @@ from ctxbench.harness.models.base import Completion
 from ctxbench.harness.wire import HttpReply, ModelRequest, Refusal, WireName, json_reply, sse_reply
 
 __all__ = ["MESSAGES", "MessagesWire", "blocks_text", "message_body", "anthropic_error_type", "read_arguments",
-           "with_cache_marks", "MAX_CACHE_MARKS"]
+           "with_cache_marks", "marked_for", "MAX_CACHE_MARKS"]
 
 MAX_CACHE_MARKS = 4
 """Anthropic takes at most four `cache_control` breakpoints a request."""
@@ -69,6 +69,13 @@ def _mark(blocks: Any) -> dict[str, Any] | None:
         return None
     return next((b["cache_control"] for b in reversed(blocks) if isinstance(b, dict)
                  and isinstance(b.get("cache_control"), dict)), None)
+
+
+def marked_for(model: object, messages: list[dict[str, Any]],
+               marks: tuple[tuple[str, str, dict[str, Any]], ...]) -> list[dict[str, Any]]:
+    """`messages` as `model` takes them: with the client's cache marks where the model keeps them (its
+    `takes_cache_marks`: Anthropic's), as they are for every other (the simulator reads plain text)."""
+    return with_cache_marks(messages, marks) if getattr(model, "takes_cache_marks", False) else messages
 
 
 def with_cache_marks(messages: list[dict[str, Any]],

@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
@@ -57,6 +57,9 @@ class AnthropicModel:
     only; pickling the model keeps the config and seed and reads the key again on unpickling. The seed
     is kept for the record: the Messages API takes none.
     """
+
+    takes_cache_marks: ClassVar[bool] = True
+    """The client's `cache_control` marks reach it (`ctxbench.harness.wire_messages.marked_for`)."""
 
     def __init__(self, config: ModelConfig, seed: int) -> None:
         self.config = config
