@@ -23,16 +23,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
 from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
                                           UnreadableReply, Usage)
-from ctxbench.harness.models.openai_provider import (CONTEXT_MESSAGE, NO_KEY, PREFLIGHT_TIMEOUT_S, call_with_retries,
-                                                     retry_after_s)
-from ctxbench.harness.redact import remember_key_variable, scrub
+from ctxbench.harness.models.openai_provider import (CONTEXT_MESSAGE, PREFLIGHT_TIMEOUT_S, call_with_retries,
+                                                     retry_after_s, shared_client)
+from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.wire_messages import read_arguments
@@ -224,32 +223,13 @@ def _where(config: ModelConfig) -> str:
 
 
 def _client(config: ModelConfig) -> anthropic.Anthropic:
-    """The official client for `config`'s endpoint, without its own retries (ours are time-bounded):
-    one per endpoint, key and timeout in a process, shared by its runs in flight (threads).
-
-    The key and base_url are always given, so the client reads neither `ANTHROPIC_*` variables nor
-    credential files.
+    """The shared client for `config`'s endpoint (`shared_client`). The key and base_url are always
+    given, so the client reads neither `ANTHROPIC_*` variables nor credential files.
 
     Raises:
         FatalModelError: the variable named by `api_key_env` is not set.
     """
-    remember_key_variable(config.api_key_env)
-    if config.api_key_env:
-        key = os.environ.get(config.api_key_env)
-        if not key:
-            raise FatalModelError(f"model.api_key_env: environment variable {config.api_key_env} is not set")
-    else:
-        key = NO_KEY
-    which = (os.getpid(), config.base_url, key, config.request_timeout_s)  # a forked child builds its own
-    with _CLIENTS_LOCK:
-        if which not in _CLIENTS:
-            _CLIENTS.clear()  # another process's (before a fork) or another key's: not used again here
-            _CLIENTS[which] = _new_client(config, key)
-        return _CLIENTS[which]
-
-
-_CLIENTS: dict[tuple[int, str | None, str, float], anthropic.Anthropic] = {}
-_CLIENTS_LOCK = threading.Lock()
+    return shared_client(config, "anthropic", _new_client)
 
 
 def _new_client(config: ModelConfig, key: str) -> anthropic.Anthropic:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["OpenAIModel", "preflight", "call_with_retries", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY",
-           "PREFLIGHT_TIMEOUT_S", "CONTEXT_MESSAGE", "retry_after_s"]
+           "PREFLIGHT_TIMEOUT_S", "CONTEXT_MESSAGE", "retry_after_s", "shared_client"]
 
 BASE_DELAY_S = 1.0
 """First retry of a failed call waits about this long; each further retry doubles it (with jitter). A
@@ -213,10 +213,10 @@ def _pause(config: ModelConfig, error: TransientModelError, wait: float, tries: 
     return min(budget - failing, MAX_DELAY_S, max(error.retry_after, wait))
 
 
-def _client(config: ModelConfig) -> openai.OpenAI:
-    """The official client for `config`'s endpoint, without its own retries (ours are time-bounded):
-    one per endpoint, key and timeout in a process, shared by its runs in flight (threads), so its
-    connections are kept alive from run to run.
+def shared_client(config: ModelConfig, kind: str, build: Callable[[ModelConfig, str], Any]) -> Any:
+    """The one client of `kind` (a provider's official client, built by `build(config, key)` without
+    its own retries: ours are time-bounded) for `config`'s endpoint, key and timeout in this process,
+    shared by its runs in flight (threads), so its connections are kept alive from run to run.
 
     Raises:
         FatalModelError: the variable named by `api_key_env` is not set.
@@ -230,14 +230,19 @@ def _client(config: ModelConfig) -> openai.OpenAI:
         key = NO_KEY
     which = (os.getpid(), config.base_url, key, config.request_timeout_s)  # a forked child builds its own
     with _CLIENTS_LOCK:
-        if which not in _CLIENTS:
-            _CLIENTS.clear()  # another process's (before a fork) or another key's: not used again here
-            _CLIENTS[which] = _new_client(config, key)
-        return _CLIENTS[which]
+        clients = _CLIENTS.setdefault(kind, {})
+        if which not in clients:
+            clients.clear()  # another process's (before a fork) or another key's: not used again here
+            clients[which] = build(config, key)
+        return clients[which]
 
 
-_CLIENTS: dict[tuple[int, str | None, str, float], openai.OpenAI] = {}
+_CLIENTS: dict[str, dict[tuple[int, str | None, str, float], Any]] = {}
 _CLIENTS_LOCK = threading.Lock()
+
+
+def _client(config: ModelConfig) -> openai.OpenAI:
+    return shared_client(config, "openai", _new_client)
 
 
 def _new_client(config: ModelConfig, key: str) -> openai.OpenAI:
