@@ -35,7 +35,7 @@ def smallest_p(tasks: int, alternative: Alternative = "two-sided") -> float:
     """The smallest p-value the test can give with `tasks` tasks: 2 / 2^T two-sided, 1 / 2^T one-sided."""
     if tasks < 1:
         return 1.0
-    exact = (2.0 if alternative == "two-sided" else 1.0) / 2.0 ** tasks
+    exact = math.ldexp(2.0 if alternative == "two-sided" else 1.0, -tasks)  # 0.0, not an overflow, for huge T
     return exact if tasks <= EXACT_TASKS else max(exact, 1 / (SAMPLED_PATTERNS + 1))
 
 

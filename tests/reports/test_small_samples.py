@@ -102,3 +102,13 @@ def test_the_sign_flip_interval_is_the_set_the_test_does_not_reject():
     assert test.p_value(low + 1e-4) > 0.05 and test.p_value(low - 1e-3) <= 0.05
     assert test.p_value(high - 1e-4) > 0.05 and test.p_value(high + 1e-3) <= 0.05
     assert smallest_p(5) == 1 / 16 and math.isinf(sign_flip(values[:5]).interval(0.95)[0])
+
+
+def test_the_smallest_p_of_many_tasks_is_the_sampled_tests_floor_not_an_overflow():
+    """Planning asks about thousands of tasks (a difference the design could barely see): 2^T overflows a
+    float past T = 1023, which once crashed the report after the runs were done."""
+    from ctxbench.reports.exact import SAMPLED_PATTERNS
+    from ctxbench.reports.power import enough_tasks
+
+    assert smallest_p(5000) == smallest_p(5000, "greater") == 1 / (SAMPLED_PATTERNS + 1)
+    assert enough_tasks(100_000, 0.05)
