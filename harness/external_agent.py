@@ -17,6 +17,7 @@ import inspect
 import json
 import os
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -196,11 +197,15 @@ def _script_interpreter(program: str) -> str | None:
 
 def _python_folder(folder: Path, python: str) -> Path:
     """A folder whose `python` and `python3` are the task's test interpreter, first on the agent's PATH,
-    so that the task's own test command (`python -m pytest ...`) runs as ctxbench runs it."""
+    so that the task's own test command (`python -m pytest ...`) runs as ctxbench runs it. Each runs the
+    interpreter by its own path (`exec`), not through a link: a virtual environment's `python` linked
+    from another folder starts as its base Python, without the environment's packages."""
     bin_dir = folder / "bin"
     bin_dir.mkdir(exist_ok=True)
     for name in ("python", "python3"):
-        (bin_dir / name).symlink_to(python)
+        wrapper = bin_dir / name
+        wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} "$@"\n')
+        wrapper.chmod(0o755)
     return bin_dir
 
 

@@ -168,8 +168,9 @@ class SimModel:
         """A reply in a bash dialect: the native decision on the conversation read as native calls,
         written as one shell command (a call of the offered shell tool, or a fenced block in
         `bash_text`). The request is read and counted without durations and addresses
-        (`stable_messages`), and its draws are seeded by the conversation read as native calls after
-        the system prompt: an agent's own system prompt, working folder and date, and its template
+        (`stable_messages`), its draws are seeded by the conversation read as native calls after
+        the system prompt, and the system prompt weighs in its attention at its size rounded to a
+        thousand tokens: an agent's own system prompt, working folder and date, and its template
         around the statement, do not move them. An agent that ends its run when a reply calls no
         tool (Claude Code, Codex) finishes with such a reply."""
         stable = stable_messages(messages)
@@ -182,7 +183,10 @@ class SimModel:
         if agent is not None:
             summary = self._compaction(native, agent)
             return Completion(summary, (), Usage(prompt, self.counter.count(summary), cached))
-        text, name, args = self._decide(native, prompt, rng, sizes)
+        # the agent's system prompt at its size in whole thousands of tokens: the few tokens a run's working
+        # folder, date or version stamp adds or takes must not move a notice draw near its threshold
+        steady = round(sizes[0], -3)
+        text, name, args = self._decide(native, prompt - sizes[0] + steady, rng, [steady, *sizes[1:]])
         if name == "finish" and dialect == "bash" and finishes_by_text(tools):
             return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
         command = shell_command(name, args, self.p, self.test_cmd, self.hunks)

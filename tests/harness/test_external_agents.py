@@ -173,6 +173,27 @@ def test_a_stand_in_agent_with_the_openai_sdk_and_one_bash_tool_runs_under_the_e
         assert masked and masked <= bash_calls
 
 
+def test_the_agents_python_is_the_test_interpreter_with_its_virtual_environment(tmp_path):
+    """`python` on the agent's PATH is the task's test interpreter with its packages: a virtual
+    environment's python reached through a link in another folder starts as the base Python instead
+    (pytest missing where the base has none, as with a venv of Debian's Python)."""
+    import subprocess
+
+    from ctxbench.harness.external_agent import _python_folder
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "only_in_this_venv.py").write_text("WHERE = 'venv'\n")
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    bin_dir = _python_folder(folder, str(venv / "bin" / "python"))
+    for name in ("python", "python3"):
+        done = subprocess.run([str(bin_dir / name), "-c", "import only_in_this_venv, sys; print(sys.prefix)"],
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.strip() == str(venv), done.stderr
+
+
 def test_the_jail_keeps_an_npm_installation_whole(tmp_path, monkeypatch):
     """Claude Code and Codex from npm: the program on PATH links into a package whose native binary lives
     in another package of the same node_modules (Codex's script spawns it), so the tree is kept whole."""
