@@ -80,10 +80,11 @@ class AgentRoute:
             self.fatal = exc
             return self._end("model_error", str(exc), status=502)
         turn = self._turn(context, tools, completion, len(messages))
-        turn.own_context = own_context(messages, self._previous)
+        sent = fingerprints(messages)
+        turn.own_context = own_context(messages, sent, self._previous)
         if turn.own_context == "rewritten":
             self.outcome.own_rewrites += 1
-        self._pending, self._previous = turn, fingerprints(messages)
+        self._pending, self._previous = turn, sent
         if self.outcome.total_tokens >= self.limits.max_tokens_per_run:
             self._stop("token_budget", f"the run's token budget of {self.limits.max_tokens_per_run} is spent")
         return completion

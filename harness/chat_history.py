@@ -12,8 +12,9 @@ command by `read_command`.
 What a strategy cannot see through this mapping: anything the agent keeps outside its messages;
 system and tool messages between the first reply and the end that answer no reply (dropped); images
 and other non-text content parts (dropped). User messages after a turn's tool results (Claude Code's
-reminders, an agent's request to summarize) are the turn's `notes`, kept with it. Several system and user messages before the first reply are
-joined: the system ones into the system prompt, the user ones into the task.
+reminders, an agent's request to summarize) are the turn's `notes`, kept with it. Several system and
+user messages before the first reply are joined: the system ones into the system prompt, the user
+ones into the task.
 
 The same module tells how one request of an agent relates to its previous one (`own_context`):
 extending it, asking the model to summarize the conversation (the agent's own compaction), or
@@ -200,14 +201,14 @@ def replies(messages: list[dict[str, Any]]) -> int:
     return sum(1 for m in messages if m.get("role") == "assistant")
 
 
-def own_context(messages: list[dict[str, Any]], previous: list[str] | None) -> OwnContext | None:
-    """How a request relates to the agent's previous one (`previous`: its `fingerprints`, None for the
-    first request): None where it extends it with the reply (or sends it again)."""
+def own_context(messages: list[dict[str, Any]], sent: list[str], previous: list[str] | None) -> OwnContext | None:
+    """How a request relates to the agent's previous one (`sent`: its messages' `fingerprints`;
+    `previous`: those of the previous request, None for the first): None where it extends it with the
+    reply (or sends it again)."""
     if agent_summary_request(messages) is not None:
         return "summary_request"
     if not previous:
         return None
-    sent = fingerprints(messages)
     if sent == previous or (len(sent) > len(previous) and sent[:len(previous)] == previous
                             and messages[len(previous)].get("role") == "assistant"):
         return None

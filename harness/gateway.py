@@ -123,7 +123,8 @@ class Gateway:
     def answer(self, request: ModelRequest) -> Completion | Refusal:
         """One model call, in any wire format."""
         messages, tools = request.messages, request.tools
-        conversation = self._conversation(request)
+        sent = fingerprints(messages)
+        conversation = self._conversation(request, sent)
         if conversation is None:
             assert self.taskset is not None  # only the simulator refuses a conversation, and it has a taskset
             return unknown_task(self.taskset, "the gateway")
@@ -139,18 +140,18 @@ class Gateway:
                     return Refusal(503, f"the model is unavailable: {exc}", kind="server_error")
                 except (FatalModelError, MalformedOutput) as exc:
                     return Refusal(502, f"the model failed: {exc}", kind="server_error")
-                self._record(conversation, messages, tools, context, completion)
-                conversation.last, conversation.reply = fingerprints(messages), completion.text
+                self._record(conversation, messages, sent, tools, context, completion)
+                conversation.last, conversation.reply = sent, completion.text
         finally:
             with self._lock:
                 conversation.pending -= 1
         return completion
 
-    def _conversation(self, request: ModelRequest) -> _Conversation | None:
-        """The request's conversation, counted as pending: the one it continues, or a new one."""
+    def _conversation(self, request: ModelRequest, sent: list[str]) -> _Conversation | None:
+        """The request's conversation, counted as pending: the one it continues, or a new one (`sent`:
+        the `fingerprints` of its messages)."""
         messages = request.messages
         base = conversation_id(messages, request.conversation)
-        sent = fingerprints(messages)
         with self._lock:
             family = self._conversations.setdefault(base, [])
             found = self._continued(family, sent, messages, named=request.conversation is not None)
@@ -201,8 +202,8 @@ class Gateway:
                 run_id=key, strategy=self.strategy, task_id=task.id if task else "", repeat=0, seed=seed))
         return _Conversation(key, hook, model, transcript)
 
-    def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                context: Context, completion: Completion) -> None:
+    def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], sent: list[str],
+                tools: list[dict[str, Any]], context: Context, completion: Completion) -> None:
         index, conversation.turns = conversation.turns, conversation.turns + 1
         if conversation.transcript is None:
             return
@@ -213,4 +214,4 @@ class Gateway:
             fill=round(tokens / self.model.context_window, 4), ledger=context.ledger, reply=completion.text,
             tool_calls=list(completion.tool_calls), usage=usage,
             cost_usd=run_cost(self.prices, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens),
-            request_messages=len(messages), own_context=own_context(messages, conversation.last or None)))
+            request_messages=len(messages), own_context=own_context(messages, sent, conversation.last or None)))

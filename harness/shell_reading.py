@@ -16,8 +16,8 @@ from typing import Literal
 
 from ctxbench.harness.placeholders import exit_code
 
-__all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status", "search_pattern",
-           "here_document"]
+__all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status", "leading_status",
+           "search_pattern", "here_document"]
 
 CommandKind = Literal["file_read", "search", "listing", "edit", "test_run", "finish", "command"]
 
@@ -217,17 +217,27 @@ def here_document(command: str) -> str | None:
 
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^returncode:\s*(-?\d+)", re.M)
-_LEADING_STATUS = re.compile(r"\AExit code (-?\d+)$|\A(?:Chunk ID: .*\n)?(?:Wall time: .*\n)?Process exited with code "
-                             r"(-?\d+)$", re.M)
+_LEADING_STATUS = re.compile(r"\AExit code (-?\d+)(?:\n|\Z)|\A(?:Chunk ID: .*\n)?(?:Wall time: .*\n)?Process exited "
+                             r"with code (-?\d+)(?:\n|\Z)(?:Original token count: .*\n)?(?:Output:\n?)?")
 """Claude Code's `Bash` (a failure's output opens with `Exit code N`) and Codex's `exec_command` (its
-output opens with a header holding `Process exited with code N`)."""
+output opens with a header holding `Process exited with code N`, then `Output:`)."""
+
+
+def leading_status(output: str) -> tuple[int, str] | None:
+    """The exit status a header before the output reports (Claude Code's `Exit code N`, Codex's
+    `Process exited with code N` … `Output:`), and the output after it; None without such a header."""
+    match = _LEADING_STATUS.match(output)
+    return (int(match[1] or match[2]), output[match.end():]) if match else None
 
 
 def exit_status(output: str) -> int | None:
     """The exit status an agent's observation reports (mini-swe-agent's `<returncode>N</returncode>`, a
     `returncode: N` line, Claude Code's leading `Exit code N`, Codex's `Process exited with code N`
     header, or ctxbench's own closing `[exit code N]`), if any."""
-    match = _LEADING_STATUS.match(output) or _RETURNCODE.search(output)
+    leading = leading_status(output)
+    if leading is not None:
+        return leading[0]
+    match = _RETURNCODE.search(output)
     if match:
         return int(next(g for g in match.groups() if g is not None))
     return exit_code(output.rstrip())

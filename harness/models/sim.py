@@ -36,12 +36,13 @@ import json
 import random
 import re
 from collections import OrderedDict
+from functools import reduce
 from typing import Any
 
+from ctxbench.harness.chat_history import history_from_messages
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
-from ctxbench.harness.chat_history import history_from_messages
 from ctxbench.harness.models.simbash import (Dialect, command_of, dialect_for, finishes_by_text, native_messages,
                                              shell_call, shell_command, stable_messages)
 from ctxbench.harness.models.simmemory import summarize_request
@@ -132,8 +133,9 @@ class SimModel:
     # -- entry point ---------------------------------------------------------------------------
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
         dialect = dialect_for(self.p, tools)
-        if dialect != "native" or agent_summary_request(messages) is not None:  # Codex compacts without tools
-            return self._complete_in_shell(messages, tools, dialect)
+        agent = agent_summary_request(messages)
+        if dialect != "native" or agent is not None:  # Codex compacts without tools
+            return self._complete_in_shell(messages, tools, dialect, agent)
         prompt, digest, rng, cached = self._request(messages, tools)
         if is_summary_request(messages, tools):
             return self._summary_reply(messages, prompt, cached)
@@ -163,8 +165,8 @@ class SimModel:
                 f"This model's maximum context length is {self.window} tokens. However, you requested "
                 f"{prompt + self.max_output} tokens ({prompt} in the messages, {self.max_output} in the completion).")
 
-    def _complete_in_shell(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                           dialect: Dialect) -> Completion:
+    def _complete_in_shell(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], dialect: Dialect,
+                           agent: str | None) -> Completion:
         """A reply in a bash dialect: the native decision on the conversation read as native calls,
         written as one shell command (a call of the offered shell tool, or a fenced block in
         `bash_text`). The request is read and counted without durations and addresses
@@ -172,14 +174,14 @@ class SimModel:
         the system prompt, and the system prompt weighs in its attention at its size rounded to a
         thousand tokens: an agent's own system prompt, working folder and date, and its template
         around the statement, do not move them. An agent that ends its run when a reply calls no
-        tool (Claude Code, Codex) finishes with such a reply."""
+        tool (Claude Code, Codex) finishes with such a reply; `agent` names the agent whose own
+        compaction request this is, answered with a summary in its form."""
         stable = stable_messages(messages)
         native, sizes = native_messages(stable, self.p, self.test_cmd, self.statement,
                                         [self.counter.count_message(m) for m in stable])
         prompt, digest, rng, cached = self._request(stable, tools, native[1:])
         if is_summary_request(messages, tools):
             return self._summary_reply(messages, prompt, cached)
-        agent = agent_summary_request(messages)
         if agent is not None:
             summary = self._compaction(native, agent)
             return Completion(summary, (), Usage(prompt, self.counter.count(summary), cached))
@@ -307,11 +309,8 @@ class SimModel:
         in the agent's form (Claude Code takes the `<summary>` block)."""
         history = history_from_messages(native[:-1] if native[-1].get("role") == "user" else native,
                                         (self.test_cmd,) if self.test_cmd else ())
-        digest = Digest()
-        for turn in history.turns:
-            digest = digest.fold(turn)
         task = self.statement or history.task_statement
-        body, _ = digest.render(task)
+        body, _ = reduce(Digest.fold, history.turns, Digest()).render(task)
         if agent == "claude-code":
             return (f"<analysis>\nWhat the conversation read, ran and changed, for the work to go on.\n</analysis>\n\n"
                     f"<summary>\nPrimary request:\n{task}\n\n{body}\n</summary>")

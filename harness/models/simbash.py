@@ -35,7 +35,8 @@ from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.goldpatch import Hunk
 from ctxbench.harness.placeholders import dropped_output, exit_marker, is_omission, omission
 from ctxbench.harness.rendering import render_excerpt
-from ctxbench.harness.shell_reading import SUBMIT_MARKER, exit_status, here_document, read_command, search_pattern
+from ctxbench.harness.shell_reading import (SUBMIT_MARKER, exit_status, here_document, leading_status, read_command,
+                                            search_pattern)
 from ctxbench.harness.summaries import SECTION
 
 __all__ = ["Dialect", "dialect_for", "shell_tool", "shell_call", "finishes_by_text", "stable_messages", "native_messages", "shell_command",
@@ -47,9 +48,6 @@ NativeCall = tuple[str, dict[str, Any]]
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _CODEX_HEADER = re.compile(r"^(Chunk ID: |Wall time: )\S.*$", re.M)
-_CODEX_OUTPUT = re.compile(r"\A(?:Chunk ID: .*\n)?(?:Wall time: .*\n)?Process exited with code (-?\d+)\n"
-                           r"(?:Original token count: .*\n)?Output:\n?", re.M)
-_CLAUDE_FAILURE = re.compile(r"\AExit code (-?\d+)\n?")
 _SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell")
 """Which shell tool the simulator calls when a request offers several."""
 _FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell"})
@@ -277,15 +275,12 @@ def _relative(path: str) -> str:
 def _unwrap(content: str, tool: str = "bash") -> tuple[str, int | None]:
     """The command's output inside the agent's wrapping, and its exit status where the wrapping says
     (Claude Code's `Bash` says it only for a failure: no `Exit code N` is 0)."""
-    status = exit_status(content)
-    codex = _CODEX_OUTPUT.match(content)
-    if codex:
-        return content[codex.end():], int(codex[1])
+    leading = leading_status(content)
+    if leading is not None:
+        return leading[1], leading[0]
     if tool == "Bash":
-        failure = _CLAUDE_FAILURE.match(content)
-        if failure:
-            return content[failure.end():], int(failure[1])
         return ("" if content.strip() == _NO_OUTPUT else content), 0
+    status = exit_status(content)
     text = content.lstrip()
     if text.startswith("{") and '"returncode"' in text:
         try:

@@ -154,7 +154,7 @@ def test_an_agents_compaction_request_gets_a_summary_in_its_form_that_reads_back
         body, wire = codex(median, ("python -m pytest -q", 1, FAILING), (read, 0, source(8, 67)), tools=[],
                            extra=[{"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}]), RESPONSES
     request = wire.read(body)
-    assert own_context(request.messages, None) == "summary_request"
+    assert own_context(request.messages, fingerprints(request.messages), None) == "summary_request"
     summary, _ = answer(median, body, wire)
     assert summary.tool_calls == ()
     assert ("<summary>" in summary.text) == (agent == "claude-code")
@@ -165,7 +165,7 @@ def test_an_agents_compaction_request_gets_a_summary_in_its_form_that_reads_back
                  + summary.text}]}
     before = fingerprints(request.messages)
     after = MESSAGES.read(continued)
-    assert own_context(after.messages, before) == "rewritten"
+    assert own_context(after.messages, fingerprints(after.messages), before) == "rewritten"
     reply = sim(median).complete(after.messages, after.tools)
     fresh = sim(median).complete(*(lambda r: (r.messages, r.tools))(MESSAGES.read(claude(median))))
     assert json.loads(fresh.tool_calls[0].arguments)["command"] == "python -m pytest -q"
@@ -187,7 +187,7 @@ def test_what_claude_code_adds_after_its_tool_results_stays_with_the_turn(median
 def test_a_request_that_extends_the_previous_one_is_no_rewrite(median):
     first = MESSAGES.read(claude(median)).messages
     second = MESSAGES.read(claude(median, ("python -m pytest -q", "Exit code 1\n" + FAILING))).messages
-    assert own_context(first, None) is None
-    assert own_context(second, fingerprints(first)) is None
-    assert own_context(second, fingerprints(second)) is None  # sent again
-    assert own_context(first, fingerprints(second)) == "rewritten"
+    assert own_context(first, fingerprints(first), None) is None
+    assert own_context(second, fingerprints(second), fingerprints(first)) is None
+    assert own_context(second, fingerprints(second), fingerprints(second)) is None  # sent again
+    assert own_context(first, fingerprints(first), fingerprints(second)) == "rewritten"
