@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
-from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
-                                          UnreadableReply, Usage)
-from ctxbench.harness.models.openai_provider import (CONTEXT_MESSAGE, PREFLIGHT_TIMEOUT_S, call_with_retries,
-                                                     retry_after_s, shared_client)
+from ctxbench.harness.models.base import Completion, TransientModelError, UnreadableReply, Usage
+from ctxbench.harness.models.openai_provider import (PREFLIGHT_TIMEOUT_S, call_with_retries, retry_after_s,
+                                                     shared_client, status_error)
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
 from ctxbench.harness.tokens import TokenCounter
@@ -44,7 +43,6 @@ __all__ = ["AnthropicModel", "preflight", "messages_request", "DEFAULT_BASE_URL"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 """The API root when `model.base_url` is unset (without `/v1`, as Anthropic's client takes it)."""
 
-_RETRIED_STATUS = {408, 409, 429}
 _THROTTLED_STATUS = {429, 503, 529}
 """Statuses that lower the endpoint's limit of calls in flight (529: Anthropic is overloaded)."""
 
@@ -300,20 +298,7 @@ def _model_ids(listing: Any, url: str) -> set[str]:
 
 
 def _status_error(exc: anthropic.APIStatusError, config: ModelConfig) -> Exception:
-    status = exc.status_code
-    where = _where(config)
-    detail = _one_line(exc)
-    if status == 400 and CONTEXT_MESSAGE.search(detail):
-        return ContextLengthExceeded(detail)
-    if status in (401, 403):
-        key = f"the key in ${config.api_key_env}" if config.api_key_env else "model.api_key_env (not set)"
-        return FatalModelError(f"authentication failed ({status}) at {where}: {detail}; check {key}")
-    if status == 404:
-        return FatalModelError(f"not found (404) at {where}: {detail}; check model.name {config.name!r} "
-                               f"and model.base_url")
-    if status in _RETRIED_STATUS or status >= 500:
-        return TransientModelError(f"HTTP {status} from {where}: {detail}")
-    return FatalModelError(f"bad request ({status}) at {where}: {detail}")
+    return status_error(exc.status_code, _one_line(exc), config, _where(config))
 
 
 def _one_line(exc: anthropic.APIStatusError) -> str:

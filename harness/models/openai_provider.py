@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["OpenAIModel", "preflight", "call_with_retries", "BASE_DELAY_S", "MAX_DELAY_S", "NO_KEY",
-           "PREFLIGHT_TIMEOUT_S", "CONTEXT_MESSAGE", "retry_after_s", "shared_client"]
+           "PREFLIGHT_TIMEOUT_S", "CONTEXT_MESSAGE", "retry_after_s", "shared_client", "status_error"]
 
 BASE_DELAY_S = 1.0
 """First retry of a failed call waits about this long; each further retry doubles it (with jitter). A
@@ -313,10 +313,15 @@ def _model_ids(body: bytes, content_type: str, url: str) -> set[str]:
 
 
 def _status_error(exc: openai.APIStatusError, config: ModelConfig) -> Exception:
-    status = exc.status_code
-    where = config.base_url or "api.openai.com"
-    detail = _one_line(exc)
-    if status == 400 and (exc.code == "context_length_exceeded" or CONTEXT_MESSAGE.search(detail)):
+    return status_error(exc.status_code, _one_line(exc), config, config.base_url or "api.openai.com",
+                        too_long=exc.code == "context_length_exceeded")
+
+
+def status_error(status: int, detail: str, config: ModelConfig, where: str, too_long: bool = False) -> Exception:
+    """The typed error for an endpoint's HTTP error `status` (its message `detail`, scrubbed): a request
+    over the window (400 saying so, or `too_long`: the provider's own code for it), a refused key, a
+    model not found, what is retried (408, 409, 429, 5xx), or any other bad request."""
+    if status == 400 and (too_long or CONTEXT_MESSAGE.search(detail)):
         return ContextLengthExceeded(detail)
     if status in (401, 403):
         key = f"the key in ${config.api_key_env}" if config.api_key_env else "model.api_key_env (not set)"
