@@ -48,6 +48,9 @@ NativeCall = tuple[str, dict[str, Any]]
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _CODEX_HEADER = re.compile(r"^(Chunk ID: |Wall time: )\S.*$", re.M)
+_MASKED_TOKENS = re.compile(r"(omitted: [\d,]+ characters, )[\d,]+( tokens; )")
+"""The token count in `observation_masking`'s placeholder: it counts the output as the agent got it, whose
+object addresses tokenize differently from run to run."""
 _SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell")
 """Which shell tool the simulator calls when a request offers several."""
 _FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell"})
@@ -107,12 +110,14 @@ def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str
 
 def stable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages with their text content stripped of durations and object addresses (and of the
-    wall time and chunk id of Codex's outputs)."""
+    wall time and chunk id of Codex's outputs, and of the token count a masked output's placeholder
+    gives)."""
     out = []
     for m in messages:
         content = m.get("content")
         if isinstance(content, str) and m.get("role") in ("tool", "user"):
             content = _CODEX_HEADER.sub(lambda h: h[1] + "<…>", _DURATION.sub(" in <time>", content))
+            content = _MASKED_TOKENS.sub(r"\g<1>0\g<2>", content)
             m = {**m, "content": _ADDRESS.sub("0x…", content)}
         out.append(m)
     return out

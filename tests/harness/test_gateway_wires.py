@@ -125,7 +125,7 @@ def test_a_streaming_agent_on_the_anthropic_sdk_fixes_the_bug_through_the_gatewa
 
 def test_a_streaming_agent_on_the_openai_responses_api_fixes_the_bug_through_the_gateway(gateway, smoke):
     url, transcripts = gateway
-    task = smoke.tasks[3]
+    task = smoke.tasks[2]
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="any", max_retries=0)
     items: list[dict] = [
         {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]},

@@ -191,3 +191,20 @@ def test_a_request_that_extends_the_previous_one_is_no_rewrite(median):
     assert own_context(second, fingerprints(second), fingerprints(first)) is None
     assert own_context(second, fingerprints(second), fingerprints(second)) is None  # sent again
     assert own_context(first, fingerprints(first), fingerprints(second)) == "rewritten"
+
+
+def test_a_masked_outputs_token_count_does_not_move_the_replies(median):
+    """observation_masking's placeholder counts the tokens of the output the agent got, and an object
+    address in a pytest output tokenizes differently from run to run: the same run with 570 or 571
+    tokens masked gets the same replies."""
+    from ctxbench.harness.placeholders import masked_output
+
+    read = "nl -ba calc/stats.py | sed -n '8,67p'"
+    for seed in range(20):
+        replies = set()
+        for tokens in (570, 571):
+            masked = masked_output("Bash", json.dumps({"command": "python -m pytest -q"}), 2253, tokens)
+            request = MESSAGES.read(claude(median, ("python -m pytest -q", masked), (read, source(8, 67))))
+            reply = sim(median, seed).complete(request.messages, request.tools)
+            replies.add(repr((reply.text, reply.tool_calls)))
+        assert len(replies) == 1, seed
