@@ -26,7 +26,7 @@ import pandas as pd
 import yaml
 
 from ctxbench.harness.config import load_config
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 from ctxbench.reports.compare import compare_strategies
 from ctxbench.reports.loading import load_results
 

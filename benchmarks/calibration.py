@@ -28,7 +28,7 @@ import yaml
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.models import simprobes
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 from ctxbench.reports.compare import compare_paired
 from ctxbench.reports.loading import runs_frame
 from ctxbench.strategies.registry import available_strategies

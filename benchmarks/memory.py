@@ -29,9 +29,9 @@ from pathlib import Path
 
 import yaml
 
-import ctxbench.harness.single_run
+import ctxbench.harness.run.single_run
 from ctxbench.harness.config import load_config
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 from overhead import OneCallThenFinish  # the trivial model, from the benchmark next to this one
 
 STRATEGIES = ["baseline", "budget_planner", "summarizer", "trimmer", "file_selector"]
@@ -79,7 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     repeats = max(1, args.runs // (len(STRATEGIES) * 2))
     # The trivial model replaces the configured one in this process and in the forked workers.
-    ctxbench.harness.single_run.make_model = lambda config, task, counter, seed: OneCallThenFinish()
+    ctxbench.harness.run.single_run.make_model = lambda config, task, counter, seed: OneCallThenFinish()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         taskset = build_taskset(folder / "taskset")

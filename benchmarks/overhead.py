@@ -32,8 +32,8 @@ import yaml
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.history import ToolCall
-from ctxbench.harness.models.base import Completion, Usage
-from ctxbench.harness.runner import counter_for, plan_runs, prepare, run_experiment, run_one
+from ctxbench.harness.protocols import Completion, Usage
+from ctxbench.harness.run.runner import counter_for, plan_runs, prepare, run_experiment, run_one
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -39,13 +39,13 @@ from pathlib import Path
 
 import yaml
 
-import ctxbench.harness.single_run
+import ctxbench.harness.run.single_run
 from ctxbench.harness.config import load_config
 from ctxbench.harness.history import ToolCall
-from ctxbench.harness.models.base import Completion, Usage
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.protocols import Completion, Usage
+from ctxbench.harness.run.runner import prepare, run_experiment
 from ctxbench.harness.sandbox import Sandbox, choose_sandbox, run_contained
-from ctxbench.harness.testenv import test_env_vars
+from ctxbench.harness.environments.testenv import test_env_vars
 
 COMMAND = [sys.executable, "-c", "print(6*7)"]
 
@@ -76,7 +76,7 @@ def build_taskset(folder: Path) -> Path:
 
 def ctxbench_trivial(folder: Path, runs: int, workers: int) -> tuple[float, str]:
     """Milliseconds per run of `runs` trivial runs, and the sandbox used."""
-    ctxbench.harness.single_run.make_model = lambda config, task, counter, seed: RunTestsThenFinish()
+    ctxbench.harness.run.single_run.make_model = lambda config, task, counter, seed: RunTestsThenFinish()
     exp = folder / "peer.yaml"
     exp.write_text(yaml.safe_dump({
         "name": "peer", "taskset": str(build_taskset(folder / "taskset")), "repeats": runs, "workers": workers,
@@ -171,7 +171,7 @@ def main() -> None:
     parser.add_argument("--inspect-env", type=Path, default=os.environ.get("CTXBENCH_INSPECT_ENV"),
                         help="folder the kit's setup.sh built (venv/, tkcache/)")
     args = parser.parse_args()
-    installed = "editable" if "site-packages" not in ctxbench.harness.single_run.__file__ else "from a wheel"
+    installed = "editable" if "site-packages" not in ctxbench.harness.run.single_run.__file__ else "from a wheel"
     print(f"python {sys.executable} (ctxbench installed {installed}); load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

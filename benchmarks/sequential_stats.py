@@ -6,7 +6,7 @@ spread over what each task has to gain (a task × strategy effect), and a latent
 one (task, repeat) (the shared seed). Up to 10 repeats (rounds) are drawn.
 
 - Sequential design: after every round, the candidate's confidence sequence and verdict
-  (ctxbench.harness.sequence, as `ctxbench run --until-decided` uses them, goal superiority, alpha
+  (ctxbench.harness.records.sequence, as `ctxbench run --until-decided` uses them, goal superiority, alpha
   0.05); it stops at the first verdict that stops it, else after the last round.
 - Fixed design: 24 tasks × R repeats, decided once by the report's own task-level test
   (ctxbench.reports.metrics.Completion: the exact sign-flip test over tasks), for R = 1, 2, …. The
@@ -33,7 +33,7 @@ import numpy as np
 from ctxbench.reports.exact import sign_flip
 from ctxbench.reports.metrics import Completion, with_holm
 from ctxbench.reports.power import variance_parts
-from ctxbench.harness.sequence import confidence_sequence, decide, stops
+from ctxbench.harness.records.sequence import confidence_sequence, decide, stops
 from ctxbench.reports.stats import clustered_mean
 
 BETA = (0.7, 0.9)

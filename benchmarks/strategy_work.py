@@ -15,7 +15,7 @@ import json
 
 from ctxbench.harness.context import Budget
 from ctxbench.harness.records import History, Observation, ToolCall, Turn
-from ctxbench.harness.repo_view import StaticRepo
+from ctxbench.harness.protocols import StaticRepo
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.strategies import StrategyServices, available_strategies, create_strategy
 

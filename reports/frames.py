@@ -18,8 +18,8 @@ import pandas as pd
 
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import ActionKind, Component, RunResult, TranscriptEnd, TranscriptHeader, TranscriptTurn
-from ctxbench.harness.results_folder import transcript_files
-from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.records.results_folder import transcript_files
+from ctxbench.harness.records.transcript import read_transcript
 from ctxbench.reports.loading import load_results
 
 __all__ = ["runs_df", "turns_df", "run_records", "TURN_COLUMNS", "transcript_files"]

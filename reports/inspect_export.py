@@ -17,8 +17,8 @@ from typing import Any
 
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Manifest, RunResult
-from ctxbench.harness.results import read_results
-from ctxbench.harness.results_folder import read_manifest, transcript_path
+from ctxbench.harness.records.results import read_results
+from ctxbench.harness.records.results_folder import read_manifest, transcript_path
 from ctxbench.reports.runview import RunView, read_view
 
 __all__ = ["export_inspect"]

@@ -9,8 +9,8 @@ import pandas as pd
 
 from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.records import Manifest, RunResult, SandboxInfo
-from ctxbench.harness.results import read_results
-from ctxbench.harness.results_folder import read_manifest
+from ctxbench.harness.records.results import read_results
+from ctxbench.harness.records.results_folder import read_manifest
 
 __all__ = ["Manifest", "SandboxInfo", "ResultsFolder", "load_results", "runs_frame"]
 

@@ -12,9 +12,9 @@ import pandas as pd
 
 from ctxbench.harness.errors import CantTell, InputError, Regressed
 from ctxbench.harness.records import RunResult
-from ctxbench.harness.results import read_results
-from ctxbench.harness.results_folder import MANIFEST_FILE, RUNS_FILE, read_manifest
-from ctxbench.harness.sequential_config import ArmDecision, SequentialRecord, read_sequential
+from ctxbench.harness.records.results import read_results
+from ctxbench.harness.records.results_folder import MANIFEST_FILE, RUNS_FILE, read_manifest
+from ctxbench.harness.config.sequential import ArmDecision, SequentialRecord, read_sequential
 from ctxbench.reports.compare import PairedComparison, accounting_lines, compare_folders, verdict_line
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_markdown
 from ctxbench.reports.fixed import what_differs

@@ -20,7 +20,7 @@ from ctxbench.reports.planning import plan_frame, plan_rows, plan_sentence
 from ctxbench.reports.summary import (StrategySummary, failure_frame, outcome_grid, repeat_rates, split_harness_errors,
                                       summarize, summary_frame, task_table)
 from ctxbench.reports.run_pages import run_index, write_run_pages
-from ctxbench.harness.sequential_config import SequentialRecord, read_sequential
+from ctxbench.harness.config.sequential import SequentialRecord, read_sequential
 from ctxbench.reports.sequential_report import sequential_blocks
 from ctxbench.reports.summary_json import write_summary_json
 from ctxbench.reports.regime_report import check_price_model, holds_word, regime_section

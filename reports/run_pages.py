@@ -15,8 +15,8 @@ import pandas as pd
 
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Manifest, RunResult
-from ctxbench.harness.results_folder import transcript_path
-from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.records.results_folder import transcript_path
+from ctxbench.harness.tasks.taskset import load_taskset
 from ctxbench.reports.document import Block, Code, Details, Heading, Paragraph, SideBySide, Table, to_html
 from ctxbench.reports.loading import ResultsFolder
 from ctxbench.reports.runview import RunView, header_blocks, read_view, run_page_path, turn_blocks

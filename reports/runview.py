@@ -14,9 +14,9 @@ from typing import Any
 from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.harness.records import (RunResult, TranscriptEnd, TranscriptHeader, TranscriptMessage,
                                       TranscriptObservation, TranscriptTurn)
-from ctxbench.harness.results import read_results
-from ctxbench.harness.results_folder import transcript_path
-from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.records.results import read_results
+from ctxbench.harness.records.results_folder import transcript_path
+from ctxbench.harness.records.transcript import read_transcript
 from ctxbench.reports.document import Block, Bullets, Code, Heading, Notice, Paragraph, to_markdown
 
 __all__ = ["RunView", "load_run", "read_view", "header_blocks", "turn_blocks", "run_blocks", "run_page_path",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ctxbench.harness.sequential_config import SEQUENTIAL_FILE, ArmDecision, SequentialRecord
+from ctxbench.harness.config.sequential import SEQUENTIAL_FILE, ArmDecision, SequentialRecord
 from ctxbench.reports.document import Block, Bullets, Heading, Notice, Paragraph, Table
 
 __all__ = ["SEQUENTIAL_FILE", "sequential_blocks", "arm_statement"]

@@ -8,9 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxbench.harness.context import Budget, Component, Context, ContextOverflow
 from ctxbench.harness.history import turn_messages
-from ctxbench.harness.placeholders import evicted_output
+from ctxbench.harness.markup.placeholders import evicted_output
 from ctxbench.harness.records import ContextLedger, History
-from ctxbench.harness.textcut import cut_middle
+from ctxbench.harness.markup.textcut import cut_middle
 from ctxbench.harness.tokens import REPLY_PRIMING
 from ctxbench.strategies.allocation import (DEFAULT_RESERVE_RATIO, DEFAULT_SHARES, TABLES, AllocationTable, Phase,
                                             TableName, plan_context_budget, portion)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ctxbench.harness.rendering import Excerpt
+from ctxbench.harness.markup.rendering import Excerpt
 
 __all__ = ["Chunk", "chunk_file"]
 

@@ -8,9 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import assistant_message, note_messages, tool_message
-from ctxbench.harness.placeholders import hidden_read
+from ctxbench.harness.markup.placeholders import hidden_read
 from ctxbench.harness.records import ContextLedger, History, Observation
-from ctxbench.harness.rendering import render_excerpt
+from ctxbench.harness.markup.rendering import render_excerpt
 from ctxbench.harness.tokens import MESSAGE_OVERHEAD
 from ctxbench.strategies.allocation import DEFAULT_SHARES, portion
 from ctxbench.strategies.chunking import Chunk, chunk_file

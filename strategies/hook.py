@@ -9,7 +9,7 @@ agent): before each model call, hand it the conversation and send what comes bac
     context = hook(messages, tools)       # context.messages to send, context.ledger says what was done
     reply = client.chat.completions.create(model=..., messages=context.messages, tools=tools)
 
-The messages are read as a History (`ctxbench.harness.chat_history`, which says what a strategy
+The messages are read as a History (`ctxbench.harness.wire.conversation`, which says what a strategy
 can and cannot see that way); the system messages and the task come back as the agent wrote them.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxbench.harness.chat_history import history_from_messages
+from ctxbench.harness.wire.conversation import history_from_messages
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.context import Budget, Context, fixed_tokens
 from ctxbench.harness.protocols import Strategy

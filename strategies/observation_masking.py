@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextLedger
 from ctxbench.harness.history import History, Observation, tool_message, turn_messages
-from ctxbench.harness.placeholders import masked_output
+from ctxbench.harness.markup.placeholders import masked_output
 from ctxbench.strategies.registry import StrategyServices, register_strategy
 from ctxbench.strategies.trimmer import carries_error, tool_component
 

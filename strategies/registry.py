@@ -12,7 +12,7 @@ from pydantic_core import ErrorDetails
 
 from ctxbench.harness.errors import did_you_mean, plain_problem
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.repo_view import RepoView
+from ctxbench.harness.protocols import RepoView
 
 __all__ = ["register_strategy", "get_strategy_class", "available_strategies", "create_strategy",
            "validate_params", "param_problems", "arm_problems", "StrategyError", "StrategyCollision",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ctxbench.harness.textcut import cut_middle, omission
+from ctxbench.harness.markup.textcut import cut_middle, omission
 
 __all__ = ["root_cause_excerpt"]
 

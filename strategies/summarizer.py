@@ -9,11 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.history import turn_messages
-from ctxbench.harness.models.base import MalformedOutput, ModelError
+from ctxbench.harness.protocols import MalformedOutput, ModelError
 from ctxbench.harness.records import ContextLedger, History, Turn
-from ctxbench.harness.summaries import (SUMMARIZE_PROMPT, Digest, fold_request, folded_call, folded_turn,
+from ctxbench.harness.markup.summaries import (SUMMARIZE_PROMPT, Digest, fold_request, folded_call, folded_turn,
                                         summary_message)
-from ctxbench.harness.textcut import cut_middle
+from ctxbench.harness.markup.textcut import cut_middle
 from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
 from ctxbench.strategies.trimmer import tool_component
 
@@ -28,7 +28,7 @@ class Summarizer:
     `history_share * budget.available` tokens. From then on the turns before the last
     `keep_recent` are replaced by one user message right after the task statement:
 
-    - `extractive`: a `ctxbench.harness.summaries.Digest` (task goal, files read, files modified, commands
+    - `extractive`: a `ctxbench.harness.markup.summaries.Digest` (task goal, files read, files modified, commands
       and outcomes, unresolved errors), a left fold over the turns;
     - `model`: `services.model.complete` with `SUMMARIZE_PROMPT`; the first call summarizes turns
       `0..t-keep_recent-1`, each later call folds the previous summary and one more turn, so the

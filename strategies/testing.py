@@ -14,18 +14,18 @@ import copy
 import inspect
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from pydantic import BaseModel
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.errors import CheckFailed
 from ctxbench.harness.history import History, Observation, ToolCall, Turn
-from ctxbench.harness.models.base import Completion, Usage
+from ctxbench.harness.protocols import Completion, Usage
 from ctxbench.harness.records import ObservationKind
-from ctxbench.harness.placeholders import exit_marker
-from ctxbench.harness.rendering import render_excerpt
-from ctxbench.harness.repo_view import StaticRepo
+from ctxbench.harness.markup.placeholders import exit_marker
+from ctxbench.harness.markup.rendering import render_excerpt
+from ctxbench.harness.protocols import StaticRepo
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
 from ctxbench.strategies.registry import StrategyServices
 
@@ -178,6 +178,8 @@ def make_budget(window: int = 16000, reserve: int = 1000, schema_tokens: int = 4
 
 class EchoSummaryModel:
     """Scripted summarizing model: its reply names the turns it was shown and the previous summary's start."""
+
+    takes_cache_marks: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.calls: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ctxbench.harness.context import Budget, Context
 from ctxbench.harness.history import assistant_message, note_messages, tool_message
 from ctxbench.harness.records import ContextLedger, History, Observation
-from ctxbench.harness.textcut import cut_middle
+from ctxbench.harness.markup.textcut import cut_middle
 from ctxbench.strategies.allocation import portion
 from ctxbench.strategies.registry import StrategyServices, register_strategy
 from ctxbench.strategies.root_cause import root_cause_excerpt

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ctxbench.harness.history import ToolCall
-from ctxbench.harness.models.base import Completion, Usage
+from ctxbench.harness.protocols import Completion, Usage
 
 
 class ScriptedModel:
@@ -15,6 +15,8 @@ class ScriptedModel:
     A step is (tool name, raw or dict arguments), a Completion returned as is, or an Exception
     instance raised instead of replying.
     """
+
+    takes_cache_marks = False
 
     def __init__(self, steps: list[Any]) -> None:
         self.steps = list(steps)

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from ctxbench.harness.cli import cli
 from ctxbench.harness.config import ExperimentConfig
-from ctxbench.harness.failures import FailureReason
+from ctxbench.harness.records.failures import FailureReason
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

@@ -15,7 +15,7 @@ from ctxbench.harness.cli.base import Command
               help="Export only this repeat's patches (default: every repeat).")
 def export_predictions(run_dir: Path, repeat: int | None) -> None:
     """Write RUN_DIR's agent patches as SWE-bench predictions: predictions/<strategy>.r<repeat>.jsonl."""
-    from ctxbench.harness.swebench import export_predictions as export
+    from ctxbench.harness.swebench.instances import export_predictions as export
 
     for path in export(run_dir, repeat):
         click.echo(str(path))

@@ -36,8 +36,8 @@ def gateway(strategy: str, params_yaml: str | None, config_path: Path | None, ov
             taskset_spec: str | None, transcripts: Path | None, host: str, port: int, verbose: bool) -> None:
     """Serve a context strategy as a model endpoint in front of a model, for any agent (OpenAI Chat
     Completions, Anthropic Messages and OpenAI Responses requests)."""
-    from ctxbench.harness.model_section import load_model_section
-    from ctxbench.harness.gateway import Gateway
+    from ctxbench.harness.endpoints.model_section import load_model_section
+    from ctxbench.harness.endpoints.gateway import Gateway
     from ctxbench.harness.yamlfile import parse_yaml
 
     settings = shortcut_overrides(overrides, model=model, provider=provider, base_url=base_url, api_key_env=api_key_env)

@@ -42,9 +42,9 @@ def run_nightly(experiment: str | Path, history_dir: str | Path, token_ratio: fl
         ExperimentAborted: a fatal provider error stopped the experiment.
     """
     from ctxbench.harness.config import resolve_experiment_path
-    from ctxbench.harness.runner import load_experiment, prepare, run_experiment
-    from ctxbench.harness.sequential import PreviousRun, check_nightly_sequential, run_sequential
-    from ctxbench.harness.sequential_config import SequentialConfig
+    from ctxbench.harness.run.runner import load_experiment, prepare, run_experiment
+    from ctxbench.harness.run.sequential import PreviousRun, check_nightly_sequential, run_sequential
+    from ctxbench.harness.config.sequential import SequentialConfig
     from ctxbench.reports import nightly_check, write_report
     from ctxbench.reports.nightly import latest_run
 

@@ -92,7 +92,7 @@ def load_served_taskset(spec: str | None, experiment_taskset: TasksetSpec | None
     Raises:
         InputError: the taskset cannot be read.
     """
-    from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+    from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
 
     repos = None
     if spec is None:
@@ -110,7 +110,7 @@ def serve(backend: Any, host: str, port: int, verbose: bool, banner: Callable[[s
     Raises:
         InputError: the address cannot be bound (a port taken, an address not of this machine).
     """
-    from ctxbench.harness.chat_server import make_server
+    from ctxbench.harness.endpoints.server import make_server
     from ctxbench.harness.errors import InputError
 
     try:

@@ -13,7 +13,7 @@ from ctxbench.harness.cli.base import Command, as_error
 from ctxbench.harness.cli.options import experiment_options, shortcut_overrides
 from ctxbench.harness.config import resolve_experiment_path
 from ctxbench.harness.errors import CtxbenchError, ExperimentAborted, InputError, Interrupted
-from ctxbench.harness.runner import RunContext
+from ctxbench.harness.run.runner import RunContext
 
 
 @click.command(cls=Command)
@@ -33,9 +33,9 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         no_report: bool, **shortcuts: object) -> None:
     """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
     from ctxbench.harness.cli.summary import print_summary  # no pandas: the report's libraries load only for it
-    from ctxbench.harness.runner import load_experiment, prepare, run_experiment
-    from ctxbench.harness.sequential import check_sequential, run_sequential
-    from ctxbench.harness.sequential_config import SequentialConfig
+    from ctxbench.harness.run.runner import load_experiment, prepare, run_experiment
+    from ctxbench.harness.run.sequential import check_sequential, run_sequential
+    from ctxbench.harness.config.sequential import SequentialConfig
 
     extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:
@@ -78,7 +78,7 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
 def stopped(error: CtxbenchError, output_dir: Path, again: str) -> CtxbenchError:
     """`error` (of the same class, so the same exit code) in one line that says how many runs are
     recorded and the command that continues the experiment."""
-    from ctxbench.harness.results import read_results
+    from ctxbench.harness.records.results import read_results
 
     recorded = len(read_results(output_dir / "runs.jsonl"))
     where = f"{recorded} runs are recorded in {output_dir}; continue with: {again}"
@@ -95,7 +95,7 @@ def check_resumable(ctx: RunContext) -> None:
         InputError: naming everything that differs, as `ctxbench compare` does.
     """
     from ctxbench.harness.records import Manifest
-    from ctxbench.harness.runner import manifest_for
+    from ctxbench.harness.run.runner import manifest_for
     from ctxbench.reports.fixed import what_differs
 
     try:

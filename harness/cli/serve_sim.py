@@ -26,8 +26,8 @@ from ctxbench.harness.errors import InputError
 def serve_sim(taskset_spec: str | None, host: str, port: int, config_path: Path | None,
               overrides: tuple[str, ...], verbose: bool) -> None:
     """Serve the simulated model as an OpenAI-compatible endpoint (/v1/chat/completions, /v1/models)."""
-    from ctxbench.harness.model_section import load_model_section
-    from ctxbench.harness.serve_sim import SimBackend
+    from ctxbench.harness.endpoints.model_section import load_model_section
+    from ctxbench.harness.endpoints.serve_sim import SimBackend
 
     model, experiment_taskset, base = load_model_section(config_path, list(overrides))
     taskset = load_served_taskset(taskset_spec, experiment_taskset, base)

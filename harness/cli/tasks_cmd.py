@@ -9,7 +9,7 @@ import click
 
 from ctxbench.harness.cli.base import Group
 from ctxbench.harness.errors import CheckFailed
-from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
 
 
 _OUTPUT_LINES = 25
@@ -50,7 +50,7 @@ def list_(taskset: str, repos: Path | None) -> None:
 def validate(taskset: str, repos: Path | None, timeout: float, sandbox: str) -> None:
     """Check every task: FAIL_TO_PASS fail without the gold patch; all pass with it."""
     from ctxbench.harness.sandbox import choose_sandbox, fallback_warning
-    from ctxbench.harness.validate import validate_taskset
+    from ctxbench.harness.tasks.validate import validate_taskset
 
     ts = _load(taskset, repos)
     box = choose_sandbox(sandbox, hide=(*ts.folders(), repos))

@@ -8,7 +8,7 @@ from typing import Any
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.anthropic_provider import AnthropicModel
 from ctxbench.harness.models.anthropic_provider import preflight as anthropic_preflight
-from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
+from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
                                  ModelError, TransientModelError, Usage)
 from ctxbench.harness.models.openai_provider import OpenAIModel
 from ctxbench.harness.models.openai_provider import preflight as openai_preflight

@@ -7,7 +7,7 @@ turn), tool calls as `tool_use` blocks; a part marked with `cache_control` keeps
 `temperature` (and `top_p` only when it is not 1: recent models refuse both), with no seed: the
 Messages API takes none.
 
-Errors are mapped onto the typed errors of `ctxbench.harness.models.base`:
+Errors are mapped onto the typed errors of `ctxbench.harness.protocols`:
 
 - 400 whose message says the prompt is too long -> ContextLengthExceeded;
 - 401 / 403, 404, any other 4xx -> FatalModelError (the experiment stops);
@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
-from ctxbench.harness.models.base import Completion, TransientModelError, UnreadableReply, Usage
+from ctxbench.harness.protocols import Completion, TransientModelError, UnreadableReply, Usage
 from ctxbench.harness.models.openai_provider import (PREFLIGHT_TIMEOUT_S, call_with_retries, retry_after_s,
                                                      shared_client, status_error)
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.wire_messages import read_arguments
+from ctxbench.harness.wire.messages import read_arguments
 
 if TYPE_CHECKING:
     import anthropic
@@ -56,7 +56,7 @@ class AnthropicModel:
     """
 
     takes_cache_marks: ClassVar[bool] = True
-    """The client's `cache_control` marks reach it (`ctxbench.harness.wire_messages.marked_for`)."""
+    """The client's `cache_control` marks reach it (`ctxbench.harness.wire.messages.marked_for`)."""
 
     def __init__(self, config: ModelConfig, seed: int) -> None:
         self.config = config
@@ -75,7 +75,7 @@ class AnthropicModel:
         return f"AnthropicModel(name={self.config.name!r}, base_url={self.config.base_url!r}, seed={self.seed})"
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
-        """One message; retries transient failures, raises the typed errors of `ctxbench.harness.models.base`."""
+        """One message; retries transient failures, raises the typed errors of `ctxbench.harness.protocols`."""
         body = messages_request(self.config, messages, tools)
         return call_with_retries(self.config, _where(self.config), lambda: self._attempt(body, messages))
 

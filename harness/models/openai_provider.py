@@ -1,6 +1,6 @@
 """`openai`: any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LiteLLM proxy).
 
-Errors are mapped onto the typed errors of `ctxbench.harness.models.base`:
+Errors are mapped onto the typed errors of `ctxbench.harness.protocols`:
 
 - 400 with code `context_length_exceeded` (or a message saying the context is too long)
   -> ContextLengthExceeded (the run ends as `context_overflow`);
@@ -29,12 +29,12 @@ import random
 import re
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 from ctxbench.harness.concurrency import endpoint_limit
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
-from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
+from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
                                           UnreadableReply, Usage)
 from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.records import ToolCall
@@ -72,6 +72,8 @@ class OpenAIModel:
     only; pickling the model keeps the config and seed and reads the key again on unpickling.
     """
 
+    takes_cache_marks: ClassVar[bool] = False
+
     def __init__(self, config: ModelConfig, seed: int) -> None:
         self.config = config
         self.seed = seed
@@ -89,7 +91,7 @@ class OpenAIModel:
         return f"OpenAIModel(name={self.config.name!r}, base_url={self.config.base_url!r}, seed={self.seed})"
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
-        """One chat completion; retries transient failures, raises the typed errors of `ctxbench.harness.models.base`."""
+        """One chat completion; retries transient failures, raises the typed errors of `ctxbench.harness.protocols`."""
         c = self.config
         request: dict[str, Any] = dict(model=c.name, messages=messages, temperature=c.temperature, top_p=c.top_p,
                                        max_tokens=c.max_output_tokens, seed=self.seed)

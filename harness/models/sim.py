@@ -37,11 +37,11 @@ import random
 import re
 from collections import OrderedDict
 from functools import reduce
-from typing import Any
+from typing import Any, ClassVar
 
-from ctxbench.harness.chat_history import history_from_messages
+from ctxbench.harness.wire.conversation import history_from_messages
 from ctxbench.harness.config import SimParams
-from ctxbench.harness.models.base import Completion, ContextLengthExceeded, Usage
+from ctxbench.harness.protocols import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
 from ctxbench.harness.models.simbash import (Dialect, command_of, dialect_for, finishes_by_text, native_messages,
                                              shell_call, shell_command, stable_messages)
@@ -49,7 +49,7 @@ from ctxbench.harness.models.simmemory import summarize_request
 from ctxbench.harness.models.simrules import Action, explore, situation
 from ctxbench.harness.models.simview import TestRun, View, contains, read_view
 from ctxbench.harness.records import ToolCall
-from ctxbench.harness.summaries import Digest, agent_summary_request, asks_for_summary
+from ctxbench.harness.markup.summaries import Digest, agent_summary_request, asks_for_summary
 from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["SimModel", "PromptCache", "attention", "is_summary_request"]
@@ -114,6 +114,8 @@ class PromptCache:
 
 class SimModel:
     """The simulated model for one task (its reference fix is the oracle)."""
+
+    takes_cache_marks: ClassVar[bool] = False
 
     def __init__(self, params: SimParams, gold_patch: str, counter: TokenCounter, context_window: int,
                  max_output_tokens: int, seed: int, cache: PromptCache | None = None,

@@ -30,14 +30,14 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from ctxbench.harness.chat_history import SHELL_TOOLS, fenced_command, message_text, shell_command_of
+from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, message_text, shell_command_of
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.goldpatch import Hunk
-from ctxbench.harness.placeholders import dropped_output, exit_marker, is_omission, omission
-from ctxbench.harness.rendering import render_excerpt
-from ctxbench.harness.shell_reading import (SUBMIT_MARKER, exit_status, here_document, leading_status, read_command,
+from ctxbench.harness.markup.placeholders import dropped_output, exit_marker, is_omission, omission
+from ctxbench.harness.markup.rendering import render_excerpt
+from ctxbench.harness.wire.shell_reading import (SUBMIT_MARKER, exit_status, here_document, leading_status, read_command,
                                             search_pattern)
-from ctxbench.harness.summaries import SECTION
+from ctxbench.harness.markup.summaries import SECTION
 
 __all__ = ["Dialect", "dialect_for", "shell_tool", "shell_call", "finishes_by_text", "stable_messages", "native_messages", "shell_command",
            "command_of"]

@@ -16,9 +16,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ctxbench.harness.placeholders import exit_code
-from ctxbench.harness.rendering import parse_excerpts
-from ctxbench.harness.summaries import (CALL_ARGS_CHARS, COMMAND_ENTRY, EDIT_COUNT, FOLDED_CALL, FOLDED_TURN,
+from ctxbench.harness.markup.placeholders import exit_code
+from ctxbench.harness.markup.rendering import parse_excerpts
+from ctxbench.harness.markup.summaries import (CALL_ARGS_CHARS, COMMAND_ENTRY, EDIT_COUNT, FOLDED_CALL, FOLDED_TURN,
                                         LINE_RANGE, MAX_COMMANDS, MODIFIED_ENTRY, READ_ENTRY, SECTION, TURN, WHOLE_FILE,
                                         command_entry, heading, modified_entry, outcome_passed, read_entry,
                                         split_fold_request, test_outcome)

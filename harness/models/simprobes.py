@@ -17,13 +17,13 @@ from ctxbench.harness.config import SimParams
 from ctxbench.harness.history import History, Observation, ObservationKind, ToolCall, Turn, turn_messages
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
 from ctxbench.harness.models.sim import SimModel
-from ctxbench.harness.placeholders import exit_marker
-from ctxbench.harness.rendering import render_excerpt
-from ctxbench.harness.summaries import Digest, summary_message
-from ctxbench.harness.tasks import Task, load_taskset, resolve_taskset_path
-from ctxbench.harness.textcut import cut_middle
+from ctxbench.harness.markup.placeholders import exit_marker
+from ctxbench.harness.markup.rendering import render_excerpt
+from ctxbench.harness.markup.summaries import Digest, summary_message
+from ctxbench.harness.tasks.taskset import Task, load_taskset, resolve_taskset_path
+from ctxbench.harness.markup.textcut import cut_middle
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS
 
 __all__ = ["Probe", "load_probe", "notice_rate", "position_probe", "repeat_probe", "window_probe",
            "trimmed_tail_probe", "forgetting_probe", "noise_probe", "fixed_and_tested", "summarized"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbench.harness.models.simmemory import Memory, parse_memory
-from ctxbench.harness.placeholders import dropped_output, exit_code
-from ctxbench.harness.rendering import Excerpt, parse_excerpts
+from ctxbench.harness.markup.placeholders import dropped_output, exit_code
+from ctxbench.harness.markup.rendering import Excerpt, parse_excerpts
 from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["View", "TestRun", "read_view", "action_key", "contains", "is_test_path", "MEMORY_ORDER"]

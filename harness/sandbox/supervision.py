@@ -19,7 +19,7 @@ from ctxbench.harness.sandbox import launch
 from ctxbench.harness.sandbox.jail import Sandbox
 from ctxbench.harness.sandbox.limits import PidsCgroup, ProcessCount, hold_process_count
 from ctxbench.harness.sandbox.procs import FALLBACK_POLL_S, descendants, exited, pidfd, send_signal, wait_exit
-from ctxbench.harness.textcut import HeadTailBuffer
+from ctxbench.harness.markup.textcut import HeadTailBuffer
 
 SCAN_S = 0.1
 """How often the watchdog counts the sandbox's processes (where no pids cgroup can be made)."""

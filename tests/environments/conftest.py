@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.harness.docker_env import image_problem, owned_containers
-from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.environments.docker import image_problem, owned_containers
+from ctxbench.harness.tasks.taskset import load_taskset
 
 BUILD = Path(__file__).with_name("build_image.sh")
 IMAGE = subprocess.run(["bash", str(BUILD), "--tag"], check=True, capture_output=True, text=True).stdout.strip()

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from conftest import run_instances, smoke_instances, write_instances, git_repo
 
 from ctxbench.harness.cli import cli
-from ctxbench.harness.workspace import DockerWorkspace
-from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.environments.workspace import DockerWorkspace
+from ctxbench.harness.tasks.taskset import load_taskset
 
 
 def test_docker_and_local_give_the_same_outcomes_and_predictions_pass(tmp_path, smoke_dir, image,

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import yaml
 
-from ctxbench.harness.docker_env import owned_containers
-from ctxbench.harness.workspace import DockerWorkspace
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.workspace import sweep_leftovers
+from ctxbench.harness.environments.docker import owned_containers
+from ctxbench.harness.environments.workspace import DockerWorkspace
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.environments.workspace import sweep_leftovers
 
 HOSTILE = '''\
 import os

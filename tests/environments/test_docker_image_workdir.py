@@ -14,13 +14,13 @@ import pytest
 
 from conftest import git, git_repo, run_instances, write_instances
 
-from ctxbench.harness.docker_env import image_tree
+from ctxbench.harness.environments.docker import image_tree
 from ctxbench.harness.records import Task
-from ctxbench.harness.taskset_records import Container
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.templates import _literal_pattern, image_overlay
-from ctxbench.harness.testenv import cache_dir
-from ctxbench.harness.workspace import DockerWorkspace
+from ctxbench.harness.records.taskset_records import Container
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.environments.templates import _literal_pattern, image_overlay
+from ctxbench.harness.environments.testenv import cache_dir
+from ctxbench.harness.environments.workspace import DockerWorkspace
 
 NATIVE = "from _speedups import scale\n\n\ndef double(x):\n    return scale(x, {factor})\n"
 TESTS = ("from _speedups import scale\nfrom native import double\n\n\n"

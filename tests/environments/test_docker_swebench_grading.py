@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from conftest import git_repo, run_instances, write_instances
 
 from ctxbench.harness.cli import cli
-from ctxbench.harness.workspace import DockerWorkspace
-from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.environments.workspace import DockerWorkspace
+from ctxbench.harness.tasks.taskset import load_taskset
 
 RUNTESTS = '''\
 import os
@@ -117,7 +117,7 @@ def test_tasks_validate_grades_it_the_same_way(tmp_path, image, swebench_package
 def test_the_eval_script_runs_with_the_instance_base_commit_as_the_workspace_base(tmp_path, image, swebench_package):
     path, repos = _instance(tmp_path, image)
     task = load_taskset(path, repos).tasks[0]
-    from ctxbench.harness.swebench_grading import eval_script
+    from ctxbench.harness.swebench.grading import eval_script
     script = eval_script(task, task.swebench)
     assert task.base_commit not in script and "git checkout HEAD tests/test_words.py" in script
     assert textwrap.dedent(script).count(">>>>> Test Exit Code") == 1

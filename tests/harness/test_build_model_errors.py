@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.harness.agent import run_agent
+from ctxbench.harness.loop.agent import run_agent
 from ctxbench.harness.config import Limits
-from ctxbench.harness.models.base import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
+from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
                                           Usage)
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.tools import Toolbox
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.loop.tools import Toolbox
+from ctxbench.harness.environments.workspace import Workspace
 from ctxbench.strategies import StrategyServices, create_strategy
 from ctxbench.strategies.testing import EchoSummaryModel, make_budget, scripted_history
 

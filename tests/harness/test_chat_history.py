@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ctxbench.harness.chat_history import fenced_command, history_from_messages
+from ctxbench.harness.wire.conversation import fenced_command, history_from_messages
 from ctxbench.strategies.hook import StrategyHook, apply_strategy
 
 SOURCE = "\n".join(f"{n:6}\t{line}" for n, line in enumerate(["def median(xs):", "    xs = sorted(xs)",

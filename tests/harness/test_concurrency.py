@@ -10,7 +10,7 @@ import pytest
 
 from ctxbench.harness.concurrency import DECREASE_FACTOR, INCREASE_PER_CALL, EndpointLimit
 from ctxbench.harness.config import DEFAULT_RUNS_IN_FLIGHT, load_config
-from ctxbench.harness.executors import ProgressCounts, progress_line, runs_in_flight
+from ctxbench.harness.run.executors import ProgressCounts, progress_line, runs_in_flight
 
 SMOKE = Path(__file__).resolve().parents[2] / "tasksets" / "smoke"
 
@@ -123,7 +123,7 @@ class _MeetsTheOthers:
         self.calls = 0
 
     def complete(self, messages, tools):
-        from ctxbench.harness.models.base import Completion, Usage
+        from ctxbench.harness.protocols import Completion, Usage
         from ctxbench.harness.records import ToolCall
 
         self.calls += 1
@@ -133,12 +133,12 @@ class _MeetsTheOthers:
 
 
 def test_one_worker_process_holds_several_runs_in_flight(experiment_file, tmp_path, monkeypatch):
-    import ctxbench.harness.single_run
-    from ctxbench.harness.runner import prepare, run_experiment
+    import ctxbench.harness.run.single_run
+    from ctxbench.harness.run.runner import prepare, run_experiment
 
     barrier = threading.Barrier(3)  # inherited by the forked worker, whose threads meet at it
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path / "work"))
-    monkeypatch.setattr(ctxbench.harness.single_run, "make_model", lambda config, task, counter, seed: _MeetsTheOthers(barrier))
+    monkeypatch.setattr(ctxbench.harness.run.single_run, "make_model", lambda config, task, counter, seed: _MeetsTheOthers(barrier))
     exp = experiment_file(repeats=3, workers=1, max_runs=3, taskset={"path": str(SMOKE), "ids": ["calc-median-even-length"]})
     ctx = prepare(load_config(exp), tmp_path, tmp_path / "out")
     results = run_experiment(ctx, progress=False)
@@ -150,7 +150,7 @@ def test_one_worker_process_holds_several_runs_in_flight(experiment_file, tmp_pa
 def test_how_runs_are_executed_is_not_a_fixed_variable(experiment_file, tmp_path):
     """max_runs, max_subprocesses and model.max_connections leave the experiment's id as it was, so a
     folder written before they existed resumes with them set."""
-    from ctxbench.harness.runner import prepare
+    from ctxbench.harness.run.runner import prepare
 
     ids = []
     for extra in ({}, {"max_runs": 7, "max_subprocesses": 3, "model": {"max_connections": 5}}):
@@ -164,12 +164,12 @@ def test_a_plan_smaller_than_the_queues_runs_on_every_process(experiment_file, t
     may take the other's share into its queue."""
     import multiprocessing
 
-    import ctxbench.harness.single_run
-    from ctxbench.harness.runner import prepare, run_experiment
+    import ctxbench.harness.run.single_run
+    from ctxbench.harness.run.runner import prepare, run_experiment
 
     barrier = multiprocessing.get_context("fork").Barrier(4)  # shared by the forked worker processes
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path / "work"))
-    monkeypatch.setattr(ctxbench.harness.single_run, "make_model", lambda config, task, counter, seed: _MeetsTheOthers(barrier))
+    monkeypatch.setattr(ctxbench.harness.run.single_run, "make_model", lambda config, task, counter, seed: _MeetsTheOthers(barrier))
     exp = experiment_file(repeats=4, workers=2, max_runs=4, taskset={"path": str(SMOKE), "ids": ["calc-median-even-length"]})
     results = run_experiment(prepare(load_config(exp), tmp_path, tmp_path / "out"), progress=False)
     assert len(results) == 4

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 
-from ctxbench.harness.models.base import TransientModelError
+from ctxbench.harness.protocols import TransientModelError
 from test_failure_reasons import FINISH, GOLD, READ, edit, run_script
 
 

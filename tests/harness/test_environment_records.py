@@ -8,11 +8,11 @@ import threading
 import pytest
 import yaml
 
-from ctxbench.harness.docker_env import acquire_slot
+from ctxbench.harness.environments.docker import acquire_slot
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.swebench import swebench_image
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.taskset_records import Container, TasksetEnvironment
+from ctxbench.harness.swebench.instances import swebench_image
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.records.taskset_records import Container, TasksetEnvironment
 
 
 def test_a_local_environment_dumps_as_before_the_docker_keys():

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
 from ctxbench.harness.records import TranscriptEnd, TranscriptTurn
-from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.records.transcript import read_transcript
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 
@@ -179,7 +179,7 @@ def test_the_agents_python_is_the_test_interpreter_with_its_virtual_environment(
     (pytest missing where the base has none, as with a venv of Debian's Python)."""
     import subprocess
 
-    from ctxbench.harness.external_agent import _python_folder
+    from ctxbench.harness.agents.external import _python_folder
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -197,7 +197,7 @@ def test_the_agents_python_is_the_test_interpreter_with_its_virtual_environment(
 def test_the_jail_keeps_an_npm_installation_whole(tmp_path, monkeypatch):
     """Claude Code and Codex from npm: the program on PATH links into a package whose native binary lives
     in another package of the same node_modules (Codex's script spawns it), so the tree is kept whole."""
-    from ctxbench.harness.external_agent import kept_folders
+    from ctxbench.harness.agents.external import kept_folders
 
     home = tmp_path / "home"
     modules = home / ".npm-global" / "lib" / "node_modules"
@@ -217,7 +217,7 @@ def test_the_jail_keeps_an_npm_installation_whole(tmp_path, monkeypatch):
 def test_the_jail_keeps_the_python_an_agent_s_script_runs_on_even_in_the_home_folder(tmp_path, monkeypatch):
     """An agent installed in a virtual environment made from a Python under the home folder (pyenv's):
     its script's `#!` interpreter links there, which the jail hides unless it is bound back."""
-    from ctxbench.harness.external_agent import kept_folders
+    from ctxbench.harness.agents.external import kept_folders
 
     home = tmp_path / "home"
     base = home / ".pyenv" / "versions" / "3.11.7"

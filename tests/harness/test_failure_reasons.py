@@ -5,9 +5,9 @@ import shutil
 import pytest
 
 from ctxbench.harness.config import load_config
-from ctxbench.harness.failures import FAILURE_REASONS
-from ctxbench.harness.models.base import ContextLengthExceeded, TransientModelError
-from ctxbench.harness.runner import plan_runs, prepare, run_one
+from ctxbench.harness.records.failures import FAILURE_REASONS
+from ctxbench.harness.protocols import ContextLengthExceeded, TransientModelError
+from ctxbench.harness.run.runner import plan_runs, prepare, run_one
 from scripted import ScriptedModel
 
 TASK = "calc-median-even-length"

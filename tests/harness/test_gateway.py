@@ -15,14 +15,14 @@ import pytest
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.gateway import Gateway
-from ctxbench.harness.chat_server import make_server
+from ctxbench.harness.endpoints.gateway import Gateway
+from ctxbench.harness.endpoints.server import make_server
 from ctxbench.harness.history import ToolCall
-from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
-from ctxbench.harness.tools import TOOL_SCHEMAS, Toolbox
-from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS, Toolbox
+from ctxbench.harness.records.transcript import read_transcript
 from ctxbench.harness.records import TranscriptHeader, TranscriptTurn
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.environments.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ import openai
 import pytest
 
 from ctxbench.harness.records import TranscriptTurn
-from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
-from ctxbench.harness.tools import TOOL_SCHEMAS
-from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS
+from ctxbench.harness.records.transcript import read_transcript
 
 
 def gateway(*args: str) -> subprocess.Popen:

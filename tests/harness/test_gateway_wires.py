@@ -20,9 +20,9 @@ import openai
 import pytest
 
 from ctxbench.harness.records import TranscriptTurn
-from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
-from ctxbench.harness.transcript import read_transcript
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
+from ctxbench.harness.records.transcript import read_transcript
+from ctxbench.harness.environments.workspace import Workspace
 
 BASH = {"name": "Bash", "description": "Run a shell command.",
         "input_schema": {"type": "object", "properties": {"command": {"type": "string"},
@@ -217,11 +217,11 @@ def test_an_anthropic_upstream_gets_the_clients_cache_marks_on_the_messages_the_
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from ctxbench.harness.chat_server import make_server, respond
+    from ctxbench.harness.endpoints.server import make_server, respond
     from ctxbench.harness.config import ModelConfig
-    from ctxbench.harness.gateway import Gateway
-    from ctxbench.harness.serve_sim import SimBackend
-    from ctxbench.harness.wire_messages import MESSAGES
+    from ctxbench.harness.endpoints.gateway import Gateway
+    from ctxbench.harness.endpoints.serve_sim import SimBackend
+    from ctxbench.harness.wire.messages import MESSAGES
 
     received: list[dict] = []
     simulator = SimBackend(smoke, ModelConfig(context_window=64000))

@@ -10,7 +10,7 @@ import pytest
 from ctxbench.harness.config import ModelConfig, load_config
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.pricing import Prices, lookup_prices, resolve_prices, run_cost
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 from ctxbench.reports import write_report
 
 

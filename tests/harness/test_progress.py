@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxbench.harness.executors import Progress, ProgressCounts, progress_line, shorten_middle
-from ctxbench.harness.failures import FailureReason
-from ctxbench.harness.results import RunResult
+from ctxbench.harness.run.executors import Progress, ProgressCounts, progress_line, shorten_middle
+from ctxbench.harness.records.failures import FailureReason
+from ctxbench.harness.records.results import RunResult
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,12 +17,12 @@ from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.folderlock import LOCK_NAME, FolderLock
+from ctxbench.harness.records.folderlock import LOCK_NAME, FolderLock
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from ctxbench.harness.folderlock import FolderLock
+from ctxbench.harness.records.folderlock import FolderLock
 lock = FolderLock.acquire(Path(sys.argv[1]))
 print("locked", flush=True)
 time.sleep(600)
@@ -156,7 +156,7 @@ def test_a_run_recorded_twice_stops_resume(recorded):
 
 
 def test_the_one_manifest_reader_names_the_folder_and_what_fails(tmp_path):
-    from ctxbench.harness.results_folder import read_manifest
+    from ctxbench.harness.records.results_folder import read_manifest
 
     with pytest.raises(InputError) as missing:
         read_manifest(tmp_path, "cannot resume")
@@ -170,7 +170,7 @@ def test_the_one_manifest_reader_names_the_folder_and_what_fails(tmp_path):
 
 
 def test_a_transcript_path_names_its_run(tmp_path):
-    from ctxbench.harness.results_folder import transcript_files, transcript_path, transcript_run
+    from ctxbench.harness.records.results_folder import transcript_files, transcript_path, transcript_run
 
     path = transcript_path(tmp_path, "trimmer", "calc.v2-median", 3)
     assert path == tmp_path / "transcripts" / "trimmer" / "calc.v2-median.3.jsonl.gz"
@@ -185,8 +185,8 @@ def test_the_transcripts_of_an_agent_arm_are_found_below_its_agents_folder(tmp_p
     transcripts in a folder below its agent's: they are read with the rest, under the arm's key."""
     from ctxbench.harness.records import TranscriptHeader, TranscriptTurn
     from ctxbench.harness.records import ContextLedger
-    from ctxbench.harness.results_folder import transcript_path, transcript_run
-    from ctxbench.harness.transcript import TranscriptWriter, compress_transcript
+    from ctxbench.harness.records.results_folder import transcript_path, transcript_run
+    from ctxbench.harness.records.transcript import TranscriptWriter, compress_transcript
     from ctxbench.reports import turns_df
 
     for key in ("baseline", "claude-code/auto-compact"):

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from ctxbench.harness import results
+from ctxbench.harness.records import results
 from ctxbench.harness.records import RunResult
-from ctxbench.harness.results import ResultsWriter, read_results
+from ctxbench.harness.records.results import ResultsWriter, read_results
 
 
 def result(i: int) -> RunResult:

@@ -9,7 +9,7 @@ import sys
 import time
 
 from ctxbench.harness.records import TranscriptEnd, TranscriptHeader, TranscriptTurn
-from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.records.transcript import read_transcript
 
 VOLATILE = {"wall_s", "model_s", "tool_s", "test_s"}
 THREE_TASKS = {"path": "smoke", "ids": ["calc-percentile-upper-bound", "textutils-contractions", "textutils-wrap-overflow"]}
@@ -131,7 +131,7 @@ class KillsItsWorker:
     def complete(self, messages, tools):
         if self.task_id == "calc-percentile-upper-bound":
             os.kill(os.getpid(), signal.SIGKILL)
-        from ctxbench.harness.models.base import Completion, Usage
+        from ctxbench.harness.protocols import Completion, Usage
         from ctxbench.harness.records import ToolCall
 
         return Completion("", (ToolCall("c1", "finish", "{}"),), Usage(1, 1))
@@ -140,12 +140,12 @@ class KillsItsWorker:
 def test_a_dead_worker_stops_the_experiment_with_a_clear_message(experiment_file, tmp_path, monkeypatch):
     import pytest
 
-    import ctxbench.harness.single_run
+    import ctxbench.harness.run.single_run
     from ctxbench.harness.config import load_config
-    from ctxbench.harness.runner import ExperimentAborted, prepare, run_experiment
+    from ctxbench.harness.run.runner import ExperimentAborted, prepare, run_experiment
 
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path / "work"))
-    monkeypatch.setattr(ctxbench.harness.single_run, "make_model", lambda config, task, counter, seed: KillsItsWorker(task.id))
+    monkeypatch.setattr(ctxbench.harness.run.single_run, "make_model", lambda config, task, counter, seed: KillsItsWorker(task.id))
     exp = experiment_file(repeats=2, workers=2)
     ctx = prepare(load_config(exp), tmp_path, tmp_path / "out")
     with pytest.raises(ExperimentAborted, match="a worker process died .* --resume runs the rest"):

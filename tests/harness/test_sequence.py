@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from ctxbench.harness.sequence import BETS, Bounds, arm_level, confidence_sequence, decide, stops
+from ctxbench.harness.records.sequence import BETS, Bounds, arm_level, confidence_sequence, decide, stops
 
 
 def mixture_wealth(values, m, side):

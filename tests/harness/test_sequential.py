@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ctxbench.harness.records import RunResult
-from ctxbench.harness.sequential import round_differences
+from ctxbench.harness.run.sequential import round_differences
 
 IDLE = "idle/summarizer"
 """An arm whose agent does nothing: it resolves no task, so it is decided (worse) within rounds."""

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ctxbench.harness.shell_reading import CommandReading, exit_status, read_command
+from ctxbench.harness.wire.shell_reading import CommandReading, exit_status, read_command
 
 
 @pytest.mark.parametrize("command, reading", [

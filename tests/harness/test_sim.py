@@ -5,13 +5,13 @@ import json
 import pytest
 
 from ctxbench.harness.config import SimParams
-from ctxbench.harness.models.base import ContextLengthExceeded
+from ctxbench.harness.protocols import ContextLengthExceeded
 from ctxbench.harness.models.goldpatch import parse_patch
 from ctxbench.harness.models.sim import SimModel, attention
-from ctxbench.harness.rendering import render_excerpt
-from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.markup.rendering import render_excerpt
+from ctxbench.harness.tasks.taskset import load_taskset
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS
 
 COUNTER = TokenCounter("cl100k_base")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.sim import PromptCache, SimModel
-from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS
 from ctxbench.strategies import create_strategy
 from ctxbench.strategies.testing import COUNTER, make_budget, scripted_history, with_turns
 
@@ -50,7 +50,7 @@ def test_appending_keeps_the_cache_and_re_summarizing_drops_it() -> None:
 
 
 def test_the_simulator_reports_cached_tokens_in_its_usage(smoke_dir) -> None:
-    from ctxbench.harness.tasks import load_taskset
+    from ctxbench.harness.tasks.taskset import load_taskset
 
     task = load_taskset(smoke_dir).tasks[0]
     sim = SimModel(SimParams(), task.patch, COUNTER, 16000, 512, seed=0)

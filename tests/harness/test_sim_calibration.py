@@ -3,7 +3,7 @@
 import statistics
 
 from ctxbench.harness.config import load_config
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 
 NOISY_LARGE = ["exprcalc-round-half-away-from-zero", "textkit-whitespace-unicode-spaces"]
 

@@ -16,10 +16,10 @@ import pytest
 
 from ctxbench.harness.history import History, Observation, ToolCall, Turn
 from ctxbench.harness.models.simview import read_view
-from ctxbench.harness.placeholders import (dropped_output, evicted_output, exit_code, exit_marker, hidden_read,
+from ctxbench.harness.markup.placeholders import (dropped_output, evicted_output, exit_code, exit_marker, hidden_read,
                                            is_omission, masked_output, omission)
-from ctxbench.harness.rendering import render_excerpt
-from ctxbench.harness.textcut import cut_middle
+from ctxbench.harness.markup.rendering import render_excerpt
+from ctxbench.harness.markup.textcut import cut_middle
 from ctxbench.strategies import available_strategies
 from ctxbench.strategies.registry import StrategyServices
 from ctxbench.strategies.testing import COUNTER, REPO, SYSTEM, TASK, make_budget, run_output

@@ -10,8 +10,8 @@ from ctxbench.harness.context import Budget
 from ctxbench.harness.models import simprobes as sp
 from ctxbench.harness.models.simrules import POLICY
 from ctxbench.harness.models.simmemory import parse_memory
-from ctxbench.harness.rendering import parse_excerpts, render_excerpt
-from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.markup.rendering import parse_excerpts, render_excerpt
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS
 from ctxbench.strategies.summarizer import Summarizer
 from ctxbench.strategies.trimmer import cut_middle
 

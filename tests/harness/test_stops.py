@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from ctxbench.harness.cli import cli
 from ctxbench.harness.errors import DiskFull, InputError, Interrupted, Terminated
 from ctxbench.harness.records import RunResult
-from ctxbench.harness.results import ResultsWriter, read_results
+from ctxbench.harness.records.results import ResultsWriter, read_results
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "tasksets" / "smoke"

@@ -7,7 +7,7 @@ import subprocess
 from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
-from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.tasks.taskset import load_taskset
 
 
 def git(cwd, *args):
@@ -66,7 +66,7 @@ def test_swebench_instances_validate_run_and_export(tmp_path, smoke_dir, monkeyp
 def test_workspace_holds_no_history_of_the_source_repo(tmp_path, smoke_dir):
     import sys
 
-    from ctxbench.harness.workspace import Workspace
+    from ctxbench.harness.environments.workspace import Workspace
 
     path, repos = make_instances(tmp_path, smoke_dir)
     task = load_taskset(path, repos).tasks[0]

@@ -14,9 +14,9 @@ import yaml
 from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
-from ctxbench.harness.swebench import environment_file
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.swebench.instances import environment_file
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.environments.workspace import Workspace
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -289,9 +289,9 @@ def test_a_run_whose_tests_cannot_be_collected_is_a_taskset_error(tmp_path):
 
 
 def test_an_agent_that_breaks_collection_is_still_the_agents_failure(tmp_path):
-    from ctxbench.harness.failures import classify_failure
+    from ctxbench.harness.records.failures import classify_failure
     from ctxbench.harness.sandbox import Sandbox
-    from ctxbench.harness.validate import base_collection_failure
+    from ctxbench.harness.tasks.validate import base_collection_failure
 
     repo, base = make_repo(tmp_path, {"lib.py": LIB, "test_lib.py": TESTS})
     path = write_instances(tmp_path, [instance(base, fix_patch(repo), shout_test_patch(repo))])

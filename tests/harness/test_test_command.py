@@ -11,8 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.testenv import command_problem
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.environments.testenv import command_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "tasksets" / "smoke"

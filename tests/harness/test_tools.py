@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from ctxbench.harness.history import ToolCall
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.tools import Toolbox
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.loop.tools import Toolbox
+from ctxbench.harness.environments.workspace import Workspace
 import sys
 
 

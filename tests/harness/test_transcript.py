@@ -6,9 +6,9 @@ from pathlib import Path
 from ctxbench.harness.config import load_config
 from ctxbench.harness.records import (TRANSCRIPT_VERSION, TranscriptEnd, TranscriptHeader, TranscriptMessage,
                                       TranscriptObservation, TranscriptTurn, message_hash)
-from ctxbench.harness.runner import plan_runs, prepare
-from ctxbench.harness.single_run import live_transcript_path, run_one, transcript_path
-from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.run.runner import plan_runs, prepare
+from ctxbench.harness.run.single_run import live_transcript_path, run_one, transcript_path
+from ctxbench.harness.records.transcript import read_transcript
 from scripted import ScriptedModel
 
 ROOT = Path(__file__).resolve().parent.parent.parent

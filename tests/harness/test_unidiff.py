@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.tasks.taskset import load_taskset
 from ctxbench.harness.unidiff import parse_patch, patch_paths
 
 ROOT = Path(__file__).resolve().parents[2]

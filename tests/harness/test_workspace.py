@@ -4,9 +4,9 @@ import time
 from pathlib import Path
 
 from ctxbench.harness.sandbox import run_contained
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.testenv import test_env_vars as env_vars
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.environments.testenv import test_env_vars as env_vars
+from ctxbench.harness.environments.workspace import Workspace
 
 
 def _task(smoke_dir, task_id):
@@ -106,14 +106,14 @@ def test_sweep_removes_folders_of_dead_processes_only(smoke_dir, tmp_path, monke
     import signal
     import subprocess
 
-    from ctxbench.harness.workspace import sweep_leftovers
+    from ctxbench.harness.environments.workspace import sweep_leftovers
 
     monkeypatch.setenv("CTXBENCH_WORKDIR", str(tmp_path))
     task = _task(smoke_dir, "calc-median-even-length")
     killed = subprocess.run([sys.executable, "-c", (
         "import os, sys\n"
-        "from ctxbench.harness.tasks import load_taskset\n"
-        "from ctxbench.harness.workspace import Workspace\n"
+        "from ctxbench.harness.tasks.taskset import load_taskset\n"
+        "from ctxbench.harness.environments.workspace import Workspace\n"
         f"task = next(t for t in load_taskset({str(smoke_dir)!r}).tasks if t.id == {task.id!r})\n"
         "Workspace.create(task, sys.executable)\n"
         "print(os.getpid(), flush=True)\n"
@@ -136,8 +136,8 @@ def test_sweep_removes_folders_of_dead_processes_only(smoke_dir, tmp_path, monke
 
 def test_strategies_see_the_files_the_tools_list(smoke_dir):
     """file_selector's repository view lists what `list_files` lists: no .git, caches or symlinks."""
-    from ctxbench.harness.workspace_files import WorkspaceFiles
-    from ctxbench.harness.tools import Toolbox
+    from ctxbench.harness.environments.workspace_files import WorkspaceFiles
+    from ctxbench.harness.loop.tools import Toolbox
 
     task = _task(smoke_dir, "calc-median-even-length")
     ws = Workspace.create(task, sys.executable)

@@ -1,5 +1,5 @@
 """Each shortcut of the workspace gives the slow path's result when its precondition holds, and is
-not taken when it does not (see the docstrings in ctxbench.harness.workspace)."""
+not taken when it does not (see the docstrings in ctxbench.harness.environments.workspace)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.harness.gitcmd import git
+from ctxbench.harness.environments.gitcmd import git
 from ctxbench.harness.records import Task
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.templates import prepare_template, remove_templates, template_snapshot
-from ctxbench.harness.workspace import Workspace, base_evaluation
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.environments.templates import prepare_template, remove_templates, template_snapshot
+from ctxbench.harness.environments.workspace import Workspace, base_evaluation
 from ctxbench.harness.sandbox import Sandbox
 
 TASK = "calc-median-even-length"

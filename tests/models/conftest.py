@@ -100,10 +100,10 @@ def smoke_sim():
     """The smoke experiment's simulator as a chat script: (request index, body) -> (status, body), the
     replies `ctxbench serve-sim --config experiments/smoke.yaml` gives (wrap it in faults)."""
     from ctxbench.harness.config import load_config
-    from ctxbench.harness.chat_server import respond
-    from ctxbench.harness.serve_sim import SimBackend
-    from ctxbench.harness.wire_chat import CHAT
-    from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+    from ctxbench.harness.endpoints.server import respond
+    from ctxbench.harness.endpoints.serve_sim import SimBackend
+    from ctxbench.harness.wire.chat import CHAT
+    from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
     from provider_helpers import SMOKE
 
     backend = SimBackend(load_taskset(resolve_taskset_path("smoke")), load_config(SMOKE).model)

@@ -17,12 +17,12 @@ from ctxbench.harness.config import ModelConfig, load_config
 from ctxbench.harness.errors import EndpointUnavailable, InputError
 from ctxbench.harness.models import make_upstream
 from ctxbench.harness.models.anthropic_provider import AnthropicModel, preflight
-from ctxbench.harness.models.base import Completion, ContextLengthExceeded, FatalModelError, TransientModelError
-from ctxbench.harness.runner import prepare, run_experiment
-from ctxbench.harness.serve_sim import SimBackend, make_server
-from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
-from ctxbench.harness.tools import TOOL_SCHEMAS
-from ctxbench.harness.wire import ModelRequest
+from ctxbench.harness.protocols import Completion, ContextLengthExceeded, FatalModelError, TransientModelError
+from ctxbench.harness.run.runner import prepare, run_experiment
+from ctxbench.harness.endpoints.serve_sim import SimBackend, make_server
+from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS
+from ctxbench.harness.wire.base import ModelRequest
 from provider_helpers import (HTML_200, SMOKE, TEST_KEY, TEST_KEY_ENV, anthropic_error, anthropic_message, cli,
                               cli_env, truncated, with_headers)
 from test_provider_runs import COMPARED, runs

@@ -11,7 +11,7 @@ import pytest
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.errors import ExperimentAborted
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 from provider_helpers import (DOWN, HTML_200, MESSAGE_NULL, NO_CHOICES, SMOKE, TEST_KEY, TEST_KEY_ENV, burst,
                               chat_reply, cli, cli_env, faulty, key_echo, outage, truncated)
 from test_provider_runs import COMPARED, runs, via

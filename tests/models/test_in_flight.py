@@ -8,7 +8,7 @@ import threading
 import time
 
 from ctxbench.harness.config import load_config
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 from provider_helpers import SMOKE, TEST_KEY_ENV, api_error, chat_reply
 
 TASK = "calc-median-even-length"

@@ -8,9 +8,9 @@ import socket
 import pytest
 
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.models.base import ContextLengthExceeded, FatalModelError, TransientModelError
+from ctxbench.harness.protocols import ContextLengthExceeded, FatalModelError, TransientModelError
 from ctxbench.harness.models.openai_provider import OpenAIModel
-from ctxbench.harness.tools import TOOL_SCHEMAS
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS
 from provider_helpers import (DOWN, HTML_200, MESSAGE_NULL, NO_CHOICES, TEST_KEY, TEST_KEY_ENV, api_error, burst,
                               chat_reply, faulty, key_echo, outage, truncated)
 

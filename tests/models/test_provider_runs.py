@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.harness.config import load_config
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 from provider_helpers import SMOKE, TEST_KEY, TEST_KEY_ENV, api_error, chat_reply, cli, cli_env
 
 COMPARED = ("resolved", "failure_reason", "turns", "prompt_tokens", "completion_tokens", "invalid_actions")

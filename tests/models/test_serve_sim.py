@@ -9,14 +9,14 @@ import urllib.request
 
 import pytest
 
-from ctxbench.harness.chat_server import respond
+from ctxbench.harness.endpoints.server import respond
 from ctxbench.harness.config import ModelConfig, load_config
 from ctxbench.harness.models.sim import SimModel
-from ctxbench.harness.serve_sim import SimBackend, make_server
-from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+from ctxbench.harness.endpoints.serve_sim import SimBackend, make_server
+from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.tools import TOOL_SCHEMAS
-from ctxbench.harness.wire_chat import CHAT
+from ctxbench.harness.loop.tools import TOOL_SCHEMAS
+from ctxbench.harness.wire.chat import CHAT
 from provider_helpers import SMOKE
 
 

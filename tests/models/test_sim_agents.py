@@ -1,7 +1,7 @@
 """The simulator speaking Claude Code's and Codex CLI's tools: the call it writes for the shell tool a
 request offers, how it reads their outputs, how it answers their own compaction requests, and that a
 summary they open with afterwards is memory. Conversations arrive through the wire formats as the
-agents send them (`ctxbench.harness.wire_messages`, `.wire_responses`)."""
+agents send them (`ctxbench.harness.wire.messages`, `.wire_responses`)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import json
 
 import pytest
 
-from ctxbench.harness.chat_history import history_from_messages, own_context, fingerprints
+from ctxbench.harness.wire.conversation import history_from_messages, own_context, fingerprints
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.models.simbash import shell_call
-from ctxbench.harness.summaries import AGENT_SUMMARY_PROMPTS
-from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+from ctxbench.harness.markup.summaries import AGENT_SUMMARY_PROMPTS
+from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.wire_messages import MESSAGES
-from ctxbench.harness.wire_responses import RESPONSES
+from ctxbench.harness.wire.messages import MESSAGES
+from ctxbench.harness.wire.responses import RESPONSES
 
 COUNTER = TokenCounter("cl100k_base")
 BASH = {"name": "Bash", "description": "Run a command.",
@@ -197,7 +197,7 @@ def test_a_masked_outputs_token_count_does_not_move_the_replies(median):
     """observation_masking's placeholder counts the tokens of the output the agent got, and an object
     address in a pytest output tokenizes differently from run to run: the same run with 570 or 571
     tokens masked gets the same replies."""
-    from ctxbench.harness.placeholders import masked_output
+    from ctxbench.harness.markup.placeholders import masked_output
 
     read = "nl -ba calc/stats.py | sed -n '8,67p'"
     for seed in range(20):

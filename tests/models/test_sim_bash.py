@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.harness.chat_history import fenced_command
-from ctxbench.harness.chat_server import respond
+from ctxbench.harness.wire.conversation import fenced_command
+from ctxbench.harness.endpoints.server import respond
 from ctxbench.harness.config import ModelConfig, SimParams
 from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.models.simbash import native_messages, shell_command, stable_messages
 from ctxbench.harness.models.simview import read_view
-from ctxbench.harness.placeholders import masked_output
-from ctxbench.harness.serve_sim import SimBackend, TaskFinder, make_server
-from ctxbench.harness.tasks import load_taskset, resolve_taskset_path
+from ctxbench.harness.markup.placeholders import masked_output
+from ctxbench.harness.endpoints.serve_sim import SimBackend, TaskFinder, make_server
+from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.wire_chat import CHAT
+from ctxbench.harness.wire.chat import CHAT
 
 AGENT = Path(__file__).resolve().parents[1] / "agents" / "bash_agent.py"
 COUNTER = TokenCounter("cl100k_base")

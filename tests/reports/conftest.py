@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ctxbench.harness.config import config_hash
-from ctxbench.harness.failures import FailureReason
+from ctxbench.harness.records.failures import FailureReason
 from ctxbench.harness.records import ContextLedger, RunResult, TranscriptEnd, TranscriptHeader, TranscriptTurn
 
 BASE_CONFIG: dict[str, Any] = {
@@ -40,7 +40,7 @@ def run(strategy: str, task: str, repeat: int, resolved: bool, tokens: int = 100
 def manifest(strategies: list[str], *, model: dict[str, Any] | None = None, simulated: bool = True,
              created: str = "2025-01-01T02:00:00+00:00", sandbox_warning: str | None = None,
              harness_version: str = "0.1.0") -> dict[str, Any]:
-    """A manifest like ctxbench.harness.runner.manifest_for writes, fixed hashes computed from the config."""
+    """A manifest like ctxbench.harness.run.runner.manifest_for writes, fixed hashes computed from the config."""
     config = copy.deepcopy(BASE_CONFIG)
     if model:
         config["model"].update(model)

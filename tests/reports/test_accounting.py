@@ -182,7 +182,7 @@ def test_plan_command_answers_how_many_runs(tmp_path, build):
 
 def test_experiment_id_names_the_experiment_beside_the_fixed_hash(tmp_path):
     from ctxbench.harness.config import load_config, resolve_experiment_path
-    from ctxbench.harness.runner import prepare
+    from ctxbench.harness.run.runner import prepare
 
     path = resolve_experiment_path("smoke")
     base = prepare(load_config(path, []), path.parent, tmp_path / "a")

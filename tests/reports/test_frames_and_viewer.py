@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
 from ctxbench.harness.config import load_config
-from ctxbench.harness.results import read_results
-from ctxbench.harness.runner import prepare, run_experiment
-from ctxbench.harness.transcript import read_transcript
+from ctxbench.harness.records.results import read_results
+from ctxbench.harness.run.runner import prepare, run_experiment
+from ctxbench.harness.records.transcript import read_transcript
 from ctxbench.harness.records import TranscriptTurn
 from ctxbench.reports import TURN_COLUMNS, run_records, runs_df, turns_df, write_report
 

@@ -16,7 +16,7 @@ def test_every_public_name_resolves_and_star_import_takes_them_all():
 
 
 def test_the_sequential_runner_and_the_run_command_load_without_pandas():
-    code = ("import sys, ctxbench.harness.sequential, ctxbench.harness.cli.run, ctxbench.harness.cli.nightly; "
+    code = ("import sys, ctxbench.harness.run.sequential, ctxbench.harness.cli.run, ctxbench.harness.cli.nightly; "
             "print(sorted(m for m in ('pandas', 'matplotlib', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

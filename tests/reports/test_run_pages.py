@@ -13,9 +13,9 @@ import pytest
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.records import RunResult
-from ctxbench.harness.results import read_results
-from ctxbench.harness.runner import prepare, run_experiment
-from ctxbench.harness.tasks import builtin_tasksets_dir, load_taskset
+from ctxbench.harness.records.results import read_results
+from ctxbench.harness.run.runner import prepare, run_experiment
+from ctxbench.harness.tasks.taskset import builtin_tasksets_dir, load_taskset
 from ctxbench.reports import write_report
 from tests.reports.conftest import grid, manifest, write_folder
 

@@ -18,7 +18,7 @@ from ctxbench.harness.sandbox import jail, launch, limits as limits_module
 from ctxbench.harness.cli import cli
 from ctxbench.harness.sandbox import ResourceLimits, Sandbox, bwrap_available, process_limit_mechanism, run_contained
 from ctxbench.harness.sandbox.procs import descendants
-from ctxbench.harness import testenv
+from ctxbench.harness.environments import testenv
 
 ROOT = Path(__file__).resolve().parents[2]
 

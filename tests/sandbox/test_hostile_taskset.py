@@ -11,7 +11,7 @@ import pytest
 from sandbox_helpers import needs_bwrap, write_experiment
 
 from ctxbench.harness.config import load_config
-from ctxbench.harness.runner import prepare, run_experiment
+from ctxbench.harness.run.runner import prepare, run_experiment
 from ctxbench.harness.sandbox import owner_tag
 from ctxbench.harness.sandbox.procs import descendants
 

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from scripted import ScriptedModel
 
-from ctxbench.harness.agent import run_agent
+from ctxbench.harness.loop.agent import run_agent
 from ctxbench.harness.config import Limits
 from ctxbench.harness.context import Budget
 from ctxbench.harness.history import History, ToolCall
-from ctxbench.harness.models.base import Completion, MalformedOutput, Usage
-from ctxbench.harness.tasks import load_taskset
+from ctxbench.harness.protocols import Completion, MalformedOutput, Usage
+from ctxbench.harness.tasks.taskset import load_taskset
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.tools import Toolbox
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.loop.tools import Toolbox
+from ctxbench.harness.environments.workspace import Workspace
 from ctxbench.strategies import create_strategy
 
 ROOT = Path(__file__).resolve().parents[2]

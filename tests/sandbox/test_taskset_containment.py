@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.workspace import Workspace, prepare_template, remove_templates
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.environments.workspace import Workspace, prepare_template, remove_templates
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "tasksets" / "smoke"

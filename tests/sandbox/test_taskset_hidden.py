@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from ctxbench.harness.cli import cli
 from ctxbench.harness.config import load_config
-from ctxbench.harness.runner import prepare
+from ctxbench.harness.run.runner import prepare
 from ctxbench.harness.sandbox import Sandbox
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.environments.workspace import Workspace
 from sandbox_helpers import needs_bwrap
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",

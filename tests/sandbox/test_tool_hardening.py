@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.harness import tools
+from ctxbench.harness.loop import tools
 from ctxbench.harness.history import ToolCall
-from ctxbench.harness.tasks import load_taskset
-from ctxbench.harness.tools import Toolbox
-from ctxbench.harness.workspace import Workspace
+from ctxbench.harness.tasks.taskset import load_taskset
+from ctxbench.harness.loop.tools import Toolbox
+from ctxbench.harness.environments.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 

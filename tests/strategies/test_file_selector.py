@@ -8,8 +8,8 @@ import pytest
 
 from ctxbench.harness.context import ContextOverflow
 from ctxbench.harness.history import History
-from ctxbench.harness.rendering import parse_excerpts
-from ctxbench.harness.repo_view import StaticRepo
+from ctxbench.harness.markup.rendering import parse_excerpts
+from ctxbench.harness.protocols import StaticRepo
 from ctxbench.strategies import StrategyError, StrategyServices, create_strategy
 from ctxbench.strategies.allocation import portion
 from ctxbench.strategies.chunking import chunk_file

@@ -1,0 +1,156 @@
+"""The gateway of one external agent's run: the arm's strategy and the run's model behind one socket,
+with the run's limits and its transcript.
+
+Every request is one turn: its messages are read as a History, the strategy builds the context, the
+model answers, and the turn is written to the run's transcript once the next request shows what the
+agent's commands returned. The limits hold here, where the agent cannot reach past them: after
+`max_turns` model calls, or once the token budget is spent, every further call is refused with an
+error reply and the run ends with that reason; a request over the window is answered as OpenAI
+answers it (`context_length_exceeded`) and the run ends `context_overflow`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ctxbench.harness.loop.agent import AgentOutcome, count_context, transcript_observations
+from ctxbench.harness.wire.conversation import fenced_command, fingerprints, own_context
+from ctxbench.harness.config import Limits
+from ctxbench.harness.context import Context, ContextOverflow
+from ctxbench.harness.protocols import Completion, ContextLengthExceeded, FatalModelError, MalformedOutput, \
+    TransientModelError
+from ctxbench.harness.pricing import Prices, run_cost
+from ctxbench.harness.protocols import Model
+from ctxbench.harness.records import History, StopReason, TranscriptTurn
+from ctxbench.harness.redact import scrub
+from ctxbench.harness.records.transcript import TranscriptWriter
+from ctxbench.harness.wire.base import ModelRequest, Refusal
+from ctxbench.harness.wire.messages import marked_for
+from ctxbench.strategies.hook import StrategyHook
+
+__all__ = ["AgentRoute"]
+
+class AgentRoute:
+    """Answers one run's agent; `outcome` holds what the run spent, `stop` why the gateway ended it."""
+
+    owner = "ctxbench"
+
+    def __init__(self, hook: StrategyHook, model: Model, model_name: str, limits: Limits, context_window: int,
+                 transcript: TranscriptWriter, outcome: AgentOutcome, stop_file: Path,
+                 prices: Prices | None = None) -> None:
+        self.hook, self.model, self.model_name = hook, model, model_name
+        self.limits, self.window, self.transcript, self.outcome = limits, context_window, transcript, outcome
+        self.stop_file, self.prices = stop_file, prices
+        self.stop: tuple[StopReason, str] | None = None
+        self.fatal: FatalModelError | None = None
+        """A fatal provider error (bad key, unknown model): the experiment stops after this run."""
+        self._pending: TranscriptTurn | None = None
+        self._previous: list[str] | None = None
+        """The fingerprints of the agent's last answered request."""
+        self._lock = threading.Lock()
+
+    def answer(self, request: ModelRequest) -> Completion | Refusal:
+        with self._lock:
+            return self._answer(request)
+
+    def _answer(self, request: ModelRequest) -> Completion | Refusal:
+        if self.stop is not None:
+            return self._refusal()
+        if self.outcome.turns >= self.limits.max_turns:
+            return self._end("max_turns", f"the run's limit of {self.limits.max_turns} model calls is reached")
+        messages, tools = request.messages, request.tools
+        try:
+            context = self.hook(messages, tools)
+            self._observed(self.hook.history)
+            self._account(context, tools)
+            completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools)
+        except (ContextOverflow, ContextLengthExceeded) as exc:
+            self._end("context_overflow", str(exc))
+            return Refusal(400, str(exc), param="messages", code="context_length_exceeded")
+        except TransientModelError as exc:
+            return self._end("model_error", str(exc), status=503)
+        except MalformedOutput as exc:
+            self.outcome.invalid_actions += 1
+            return Refusal(502, f"the model's reply could not be read: {exc}", kind="server_error")
+        except FatalModelError as exc:
+            self.fatal = exc
+            return self._end("model_error", str(exc), status=502)
+        turn = self._turn(context, tools, completion, len(messages))
+        sent = fingerprints(messages)
+        turn.own_context = own_context(messages, sent, self._previous)
+        if turn.own_context == "rewritten":
+            self.outcome.own_rewrites += 1
+        self._pending, self._previous = turn, sent
+        if self.outcome.total_tokens >= self.limits.max_tokens_per_run:
+            self._stop("token_budget", f"the run's token budget of {self.limits.max_tokens_per_run} is spent")
+        return completion
+
+    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        t0 = time.monotonic()
+        try:
+            completion = self.model.complete(messages, tools)
+        finally:
+            self.outcome.model_s += time.monotonic() - t0
+        out = self.outcome
+        out.turns += 1
+        out.prompt_tokens += completion.usage.prompt_tokens
+        out.completion_tokens += completion.usage.completion_tokens
+        out.cached_tokens += completion.usage.cached_tokens
+        names = [c.name for c in completion.tool_calls] or (["bash"] if fenced_command(completion.text) else [])
+        out.tool_calls.update(names)
+        return completion
+
+    def _account(self, context: Context, tools: list[dict[str, Any]]) -> None:
+        """What the strategy spent and dropped building this request's context."""
+        counter = self.hook.counter
+        count_context(self.outcome, context, counter.count_messages(context.messages) + counter.count_tools(tools))
+
+    def _turn(self, context: Context, tools: list[dict[str, Any]], completion: Completion,
+              request_messages: int) -> TranscriptTurn:
+        counter, usage = self.hook.counter, completion.usage
+        tokens = counter.count_messages(context.messages) + counter.count_tools(tools)
+        return TranscriptTurn(
+            turn=self.outcome.turns - 1, messages=self.transcript.message_hashes(context.messages),
+            context_tokens=tokens, fill=round(tokens / self.window, 4), ledger=context.ledger, reply=completion.text,
+            tool_calls=list(completion.tool_calls), usage=usage,
+            cost_usd=run_cost(self.prices, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens),
+            request_messages=request_messages)
+
+    def _observed(self, history: History | None) -> None:
+        """Write the pending turn, with what its commands returned: the results in the last turn of
+        `history` that answer its calls (or, for a text-mode reply, that turn's observation). A reply
+        the agent did not act on (a summary it asked for) has none."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        if history is not None and history.turns:
+            last, ids = history.turns[-1], {c.id for c in pending.tool_calls}
+            answers = [o for o in last.observations if o.call_id in ids] if ids else \
+                list(last.observations) if not last.tool_calls else []
+            observations = [dataclasses.replace(o, content=scrub(o.content)) for o in answers]
+            pending.observations = transcript_observations(observations, self.hook.counter.count)
+        self.transcript.turn(pending)
+
+    def flush(self) -> None:
+        """Write the last turn (the agent made no further request to show what its commands returned)."""
+        with self._lock:
+            self._observed(None)
+
+    def _stop(self, reason: StopReason, detail: str) -> None:
+        if self.stop is None:
+            self.stop = (reason, detail)
+            self.stop_file.touch()
+
+    def _end(self, reason: StopReason, detail: str, status: int = 400) -> Refusal:
+        self._stop(reason, detail)
+        return self._refusal(status)
+
+    def _refusal(self, status: int = 400) -> Refusal:
+        assert self.stop is not None
+        reason, detail = self.stop
+        return Refusal(status, f"ctxbench ended this run ({reason}): {detail}; no further model calls are answered",
+                       kind="invalid_request_error" if status < 500 else "server_error", code=reason)

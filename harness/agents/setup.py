@@ -1,0 +1,115 @@
+"""External agents before the first run: their commands resolved and checked, their versions and
+config files read, and what of them is held fixed across the arms."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from ctxbench.harness.config.agent import AgentSpec
+from ctxbench.harness.config import ExperimentConfig, config_hash
+from ctxbench.harness.errors import InputError
+
+__all__ = ["resolve_agents", "agent_fixed_variable"]
+
+VERSION_TIMEOUT_S = 60.0
+
+
+def resolve_agents(config: ExperimentConfig, config_dir: Path) -> dict[str, AgentSpec]:
+    """The external agent of each arm that runs one (arm key -> agent), its program and any word that
+    names a file relative to the experiment file made absolute; builtin arms are left out.
+
+    Raises:
+        InputError: a program that does not exist or cannot be executed, a config file that cannot be
+            read, or a version command that fails.
+    """
+    resolved: dict[str, AgentSpec] = {}
+    seen: dict[str, AgentSpec] = {}
+    for arm in config.strategies:
+        agent = config.agent_of(arm)
+        if agent.builtin:
+            continue
+        key = agent.model_dump_json()
+        if key not in seen:
+            seen[key] = _resolve(agent, config_dir, f"strategies[{arm.key}].agent" if arm.agent else "agent")
+        resolved[arm.key] = seen[key]
+    return resolved
+
+
+def _resolve(agent: AgentSpec, config_dir: Path, where: str) -> AgentSpec:
+    assert agent.command is not None
+    try:
+        program = _program(agent.command[0], config_dir, where)
+    except InputError as exc:
+        if agent.install is None:
+            raise
+        raise InputError(f"{exc}; install it: {agent.install}") from None
+    words = [program, *(_absolute(w, config_dir) for w in agent.command[1:])]
+    for name in agent.config_files:
+        path = config_dir / os.path.expanduser(name)
+        if not path.is_file():
+            raise InputError(f"{where}.config_files: {path} is not a file")
+    version = agent.version_command
+    if version is not None:
+        version = [_program(version[0], config_dir, f"{where}.version_command"),
+                   *(_absolute(w, config_dir) for w in version[1:])]
+    return agent.model_copy(update={"name": agent.label, "command": words, "version_command": version,
+                                    "config_files": [str(config_dir / os.path.expanduser(n)) for n in agent.config_files]})
+
+
+def _program(word: str, config_dir: Path, where: str) -> str:
+    """The absolute path of an agent's program: a path (relative to the experiment file), or a name on PATH."""
+    expanded = os.path.expanduser(word)
+    if "/" not in expanded:
+        found = shutil.which(expanded)
+        if found is None:
+            raise InputError(f"{where}.command: {word!r} is not a program on PATH")
+        return found
+    path = (config_dir / expanded).absolute()
+    if not path.exists():
+        raise InputError(f"{where}.command: {path} does not exist")
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise InputError(f"{where}.command: {path} is not an executable file")
+    return str(path)
+
+
+def _absolute(word: str, config_dir: Path) -> str:
+    """A command word that names an existing file or folder relative to the experiment file, made absolute
+    (the agent runs in its workspace, not beside the experiment file); every other word as it is."""
+    if word.startswith("-") or "{" in word or "=" in word or not word.strip():
+        return word
+    path = config_dir / os.path.expanduser(word)
+    return str(path.absolute()) if path.exists() else word
+
+
+def agent_fixed_variable(config: ExperimentConfig, agents: dict[str, AgentSpec]) -> str:
+    """What the `agent` fixed variable holds: the hash of the one agent every arm runs (its command,
+    environment, installed version and config files), or which agents the arms vary.
+
+    Raises:
+        InputError: a version command that cannot run or fails.
+    """
+    labels = {arm.key: (agents[arm.key].label if arm.key in agents else "builtin") for arm in config.strategies}
+    distinct = {agents[key].model_dump_json() if key in agents else "builtin" for key in labels}
+    if len(distinct) > 1:
+        return "varied by the arms: " + ", ".join(sorted(set(labels.values())))
+    agent = next(iter(agents.values()), None)
+    if agent is None:
+        return config_hash("builtin")
+    return config_hash({"command": agent.command, "env": agent.env, "version": _version(agent),
+                        "config_files": [Path(f).read_bytes().hex() for f in agent.config_files]})
+
+
+def _version(agent: AgentSpec) -> str | None:
+    if agent.version_command is None:
+        return None
+    try:
+        proc = subprocess.run(agent.version_command, capture_output=True, text=True, timeout=VERSION_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"agent.version_command {agent.version_command[0]}: cannot run: {exc}") from None
+    if proc.returncode != 0:
+        raise InputError(f"agent.version_command {agent.version_command[0]}: exit {proc.returncode}: "
+                         f"{(proc.stderr or proc.stdout).strip()[-300:]}")
+    return proc.stdout.strip()

@@ -1,0 +1,139 @@
+"""The HTTP side of ctxbench's model endpoints (`serve-sim`, `gateway`, each external run's route).
+
+`GET /v1/models`, and a model call in any of three wire formats (`ctxbench.harness.wire.base`): `POST
+/v1/chat/completions`, `POST /v1/messages` (Anthropic) and `POST /v1/responses`, each read onto one
+`ModelRequest`, answered by a `ModelBackend` that never sees the format, and written back in the
+client's own format, plain or streamed. An error (a body in none of the formats, a refused call) is
+answered in the error shape of the format the route claims.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socketserver
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Protocol
+
+from ctxbench.harness.protocols import Completion
+from ctxbench.harness.wire import CHAT, HttpReply, ModelRequest, Refusal, Wire, json_reply, wire_for
+
+__all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server"]
+
+class ModelBackend(Protocol):
+    """What answers the model calls of an endpoint."""
+
+    model_name: str
+    """The one model it serves."""
+    owner: str
+    """Who `GET /v1/models` says owns it."""
+
+    def answer(self, request: ModelRequest) -> Completion | Refusal: ...
+
+
+def models_reply(model_name: str, owner: str) -> HttpReply:
+    """`GET /v1/models`: the one model served, in a list both OpenAI's and Anthropic's clients read."""
+    entry = {"id": model_name, "object": "model", "created": 0, "owned_by": owner, "type": "model",
+             "display_name": model_name, "created_at": "1970-01-01T00:00:00Z"}
+    return json_reply(200, {"object": "list", "data": [entry], "has_more": False, "first_id": model_name,
+                            "last_id": model_name})
+
+
+def respond(backend: ModelBackend, wire: Wire, body: Any) -> HttpReply:
+    """The reply to one decoded request body in `wire`'s format."""
+    request = wire.read(body)
+    if isinstance(request, Refusal):
+        return wire.refuse(request)
+    if request.model != backend.model_name:
+        return wire.refuse(Refusal(404, f"The model {request.model!r} does not exist; this server serves "
+                                        f"{backend.model_name!r}", param="model", code="model_not_found"))
+    try:
+        answer = backend.answer(request)
+    except Exception as exc:  # a bug must not kill the server; the client retries 5xx
+        answer = Refusal(500, f"ctxbench internal error: {exc!r}", kind="server_error")
+    return wire.refuse(answer) if isinstance(answer, Refusal) else wire.reply(request, answer)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
+    server: Any
+
+    def do_GET(self) -> None:
+        if self._refused(CHAT):
+            return
+        if self.path.split("?", 1)[0].rstrip("/") == "/v1/models":
+            self._send(models_reply(self.server.backend.model_name, self.server.backend.owner))
+        else:
+            self._send(CHAT.refuse(Refusal(404, f"no route {self.path}", code="not_found")))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        wire = wire_for(self.path)
+        if self._refused(wire or CHAT):
+            return
+        if wire is None:
+            self._send(CHAT.refuse(Refusal(404, f"no route {self.path}", code="not_found")))
+            return
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError as exc:
+            self._send(wire.refuse(Refusal(400, f"the request body is not valid JSON: {exc}")))
+            return
+        self._send(respond(self.server.backend, wire, body))
+
+    def _refused(self, wire: Wire) -> bool:
+        """Answers 401 when the server has a token and the request carries it neither as a bearer token
+        (OpenAI's clients) nor as `x-api-key` (Anthropic's)."""
+        token = getattr(self.server, "token", None)
+        if token is None or self.headers.get("Authorization") == f"Bearer {token}" \
+                or self.headers.get("x-api-key") == token:
+            return False
+        self._send(wire.refuse(Refusal(401, "Incorrect API key provided: this endpoint takes the key it was "
+                                            "started with", kind="authentication_error", code="invalid_api_key")))
+        return True
+
+    def _send(self, reply: HttpReply) -> None:
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(reply.data)))
+        self.end_headers()
+        self.wfile.write(reply.data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+
+def make_server(backend: ModelBackend, host: str = "127.0.0.1", port: int = 0,
+                verbose: bool = False) -> ThreadingHTTPServer:
+    """A bound (not yet serving) HTTP server; port 0 picks a free port (see `server.server_address`)."""
+    server = ThreadingHTTPServer((host, port), _Handler)
+    server.daemon_threads = True
+    server.backend = backend  # type: ignore[attr-defined]
+    server.verbose = verbose  # type: ignore[attr-defined]
+    return server
+
+
+class _UnixHandler(_Handler):
+    disable_nagle_algorithm = False  # not a TCP socket
+
+    def address_string(self) -> str:
+        return "unix"
+
+
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+def make_unix_server(backend: ModelBackend, path: Path, token: str | None = None) -> socketserver.BaseServer:
+    """A bound (not yet serving) HTTP server on the Unix socket `path`, open to every user (it lives in
+    a folder only the run can reach); with `token`, requests that do not carry it get 401."""
+    server = _UnixServer(str(path), _UnixHandler)
+    os.chmod(path, 0o777)
+    server.backend = backend  # type: ignore[attr-defined]
+    server.verbose = False  # type: ignore[attr-defined]
+    server.token = token  # type: ignore[attr-defined]
+    return server

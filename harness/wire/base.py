@@ -1,0 +1,98 @@
+"""The wire formats ctxbench's endpoints speak, read onto one request and answered in the client's own.
+
+An agent calls a model in one of three formats: OpenAI Chat Completions (`POST /v1/chat/completions`,
+`ctxbench.harness.wire.chat`), the Anthropic Messages API (`POST /v1/messages`, Claude Code's,
+`ctxbench.harness.wire.messages`) or the OpenAI Responses API (`POST /v1/responses`, Codex CLI's,
+`ctxbench.harness.wire.responses`). Each format reads its body as a `ModelRequest` (the messages and
+tools in OpenAI's chat format, which the History reading, the strategies and the models all take) or a
+`Refusal`, and writes a `Completion` or a `Refusal` back as its own reply: a JSON body, or server-sent
+events when the request streams. Whatever answers the request (the simulator, the gateway, a run's
+route) never sees the format.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ctxbench.harness.protocols import Completion
+
+__all__ = ["WireName", "ModelRequest", "Refusal", "HttpReply", "Wire", "json_reply", "sse_reply"]
+
+WireName = Literal["chat", "messages", "responses"]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One model call an agent made, whatever its format."""
+
+    wire: WireName
+    """The format it came in, and the one its reply goes back in."""
+    model: str
+    """The model it asked for."""
+    messages: list[dict[str, Any]]
+    """Its conversation in OpenAI's chat format (system, user, assistant with `tool_calls`, tool)."""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """The tools it offers, as chat-format function tools."""
+    stream: bool = False
+    """It asked for its reply as server-sent events."""
+    conversation: str | None = None
+    """The conversation the client names (`user`, a session id), where it names one."""
+    seed: int | None = None
+    max_output_tokens: int | None = None
+    include_usage: bool = False
+    """Chat Completions: a streamed reply ends with a chunk carrying the usage."""
+    freeform_tools: tuple[str, ...] = ()
+    """Responses: the tools whose calls take one free-form string (`custom` tools), written back as
+    `custom_tool_call` items."""
+    cache_marks: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    """(role, text, cache_control) of the messages the client marked for its provider's prompt cache
+    (Anthropic's `cache_control`), so that an Anthropic upstream gets the marks on the messages the
+    strategy kept as they were."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An error answer; each format writes it in its own error shape."""
+
+    status: int
+    message: str
+    kind: str = "invalid_request_error"
+    """OpenAI's error `type` (`invalid_request_error`, `server_error`, ...)."""
+    code: str | None = None
+    """OpenAI's error `code` (`context_length_exceeded`, `max_turns`, ...)."""
+    param: str | None = None
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """What goes back on the wire."""
+
+    status: int
+    data: bytes
+    content_type: str = "application/json"
+
+
+class Wire(Protocol):
+    """One wire format: reads a request body, writes the answer to it."""
+
+    name: WireName
+    paths: tuple[str, ...]
+    """The routes it is served on (`/v1/...`)."""
+
+    def read(self, body: Any) -> ModelRequest | Refusal: ...
+
+    def reply(self, request: ModelRequest, completion: Completion) -> HttpReply: ...
+
+    def refuse(self, refusal: Refusal) -> HttpReply: ...
+
+
+def json_reply(status: int, body: Any) -> HttpReply:
+    return HttpReply(status, json.dumps(body).encode())
+
+
+def sse_reply(events: list[tuple[str | None, dict[str, Any]]], done: bool = False) -> HttpReply:
+    """Server-sent events: each (event name or None, data); with `done`, OpenAI's closing `data: [DONE]`."""
+    lines = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events]
+    return HttpReply(200, ("".join(lines) + ("data: [DONE]\n\n" if done else "")).encode(), "text/event-stream")
