@@ -13,6 +13,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandle
                       model_validator)
 
 from ctxbench.harness.config.agent import AgentSpec, arm_key
+from ctxbench.harness.config.model import ModelConfig, Pricing, SimParams, Strict as _Strict
 from ctxbench.harness.errors import InputError, did_you_mean, validation_details
 from ctxbench.harness.config.sequential import SequentialConfig
 from ctxbench.harness.yamlfile import parse_yaml, read_text, read_yaml
@@ -27,77 +28,6 @@ DEFAULT_RUNS_IN_FLIGHT = 32
 DEFAULT_SYSTEM_PROMPT = """You are a careful software engineer fixing a bug in a repository.
 Use the tools to run the tests, search the code, read files and edit them. Make the smallest
 change that fixes the reported problem, run the tests to check it, then call `finish`."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SimParams(_Strict):
-    """The simulated model's attention and error model (see README, "The simulated model")."""
-
-    r0: float = Field(0.95, ge=0, le=1, description="Chance to notice a visible piece of evidence in an empty context.")
-    attention_scale: int = Field(16000, ge=256, description="Context length in tokens that counts as 1.0 on the attention scale (length = prompt tokens / attention_scale), whatever the window.")
-    length_onset: float = Field(0.25, ge=0, description="Relative length where attention starts to degrade (L0).")
-    length_slope: float = Field(1.1, ge=0, description="How fast attention falls past length_onset (a).")
-    length_floor: float = Field(0.5, ge=0, le=1, description="Least share of r0 that length leaves (however long the context).")
-    middle_penalty: float = Field(0.6, ge=0, le=1, description="Loss of attention in the middle of the context (m).")
-    middle_full_at: float = Field(0.5, gt=0, description="Relative length at which the middle penalty reaches full strength.")
-    detour_rate: float = Field(0.5, ge=0, le=1, description="Chance per turn of a detour, times the share of noise (d).")
-    slip_rate: float = Field(0.03, ge=0, le=1, description="Chance that an edit is wrong (s).")
-    read_window: int = Field(60, ge=5, description="Lines read around a line of interest (search hit, traceback frame).")
-    max_searches: int = Field(6, ge=1, description="Most names from the task statement it will search for.")
-    dialect: Literal["auto", "native", "bash", "bash_text"] = Field("auto", description="How it acts: `native` (ctxbench's tools), `bash` (one call of the shell tool the request offers per reply: `bash`, Claude Code's `Bash`, Codex's `exec_command`, ...), `bash_text` (one fenced shell command in the reply's text, no tool call), or `auto`: `bash` when the request offers a shell tool, else `native`.")
-    submit_command: str = Field("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", min_length=1, description="The command it submits with in the bash dialects (mini-swe-agent's convention by default).")
-    fence: str = Field("mswea_bash_command", pattern=r"^[\w-]*$", description="The info string of the fenced block that holds its command in `bash_text` (mini-swe-agent's text-based format by default).")
-
-    @model_serializer(mode="wrap")
-    def _without_default_dialect(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The dialect keys are left out where they keep their defaults, so that an experiment's config
-        hash (its id, its fixed variables) is the one it had before these keys existed."""
-        data: dict[str, Any] = handler(self)
-        for key in ("dialect", "submit_command", "fence"):
-            if getattr(self, key) == type(self).model_fields[key].default:
-                data.pop(key, None)
-        return data
-
-
-class Pricing(_Strict):
-    """Dollars per million tokens; without it prices come from the `genai-prices` database by model name."""
-
-    model: str | None = Field(None, description="Price as this model of the price database (e.g. gpt-4o-mini), instead of `name`.")
-    input: float | None = Field(None, ge=0, description="$ per million prompt tokens not served from cache.")
-    cached_input: float | None = Field(None, ge=0, description="$ per million cached prompt tokens; default `input`.")
-    output: float | None = Field(None, ge=0, description="$ per million completion tokens.")
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Pricing:
-        given = [k for k in ("input", "cached_input", "output") if getattr(self, k) is not None]
-        if self.model and given:
-            raise ValueError(f"give either model or prices ({', '.join(given)}), not both")
-        if given and (self.input is None or self.output is None):
-            raise ValueError("prices need at least input and output (cached_input defaults to input)")
-        if not self.model and not given:
-            raise ValueError("give model (a name in the price database) or input and output prices")
-        return self
-
-
-class ModelConfig(_Strict):
-    provider: Literal["sim", "openai", "anthropic"] = Field("sim", description="`sim` (embedded simulator), `openai` (any OpenAI-compatible endpoint) or `anthropic` (any Anthropic Messages API endpoint).")
-    name: str = Field("sim-coder", description="Model name sent to the provider.")
-    base_url: str | None = Field(None, description="Endpoint for `openai` (e.g. http://127.0.0.1:8000/v1; default api.openai.com) or `anthropic`: the API's root, without /v1, as Anthropic's client takes it (e.g. https://api.anthropic.com or http://127.0.0.1:8100; default api.anthropic.com).")
-    api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key (never the key).")
-    temperature: float = Field(0.0, ge=0, le=2)
-    top_p: float = Field(1.0, gt=0, le=1)
-    max_output_tokens: int = Field(1024, ge=16, description="Output reserve; also sent as max_tokens.")
-    seed: int | None = Field(None, description="Sampling seed sent to the provider; default: the run's seed.")
-    context_window: int = Field(16000, ge=512, description="Context window in tokens; requests over it are rejected.")
-    tokenizer: str = Field("cl100k_base", description="tiktoken encoding used for every count.")
-    retry_budget_s: float = Field(300.0, ge=0, description="How long a failing request is retried (rate limits, 5xx, timeouts, unreadable replies) before its run ends as `model_error`.")
-    request_timeout_s: float = Field(120.0, gt=0)
-    max_connections: int | None = Field(None, ge=1, description="Most model calls in flight to the endpoint (the ceiling of its adaptive limit); default `max_runs`.")
-    sim: SimParams = Field(default_factory=SimParams)
-    pricing: Pricing | None = Field(None, description="Prices for cost_usd; default: looked up by `name` in genai-prices.")
 
 
 class TasksetSpec(_Strict):

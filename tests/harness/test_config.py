@@ -25,6 +25,8 @@ def test_defaults_and_overrides(experiment_file):
     ({"strategies": [{"name": "baselin"}]}, "unknown strategy 'baselin'; did you mean 'baseline'?"),
     ({"strategies": [{"name": "baseline", "params": {"x": 1}}]}, "strategies.0.params.x: unknown parameter of strategy 'baseline'"),
     ({"model": {"max_retries": 4}}, "model.max_retries: unknown key; replaced by model.retry_budget_s"),
+    ({"model": {"pricing": {"input": float("inf"), "output": 1.0}}}, "model.pricing.input: expected a finite number"),
+    ({"model": {"pricing": {"input": 1.0, "output": float("nan")}}}, "model.pricing.output: expected a finite number"),
 ])
 def test_config_errors_exit_2_with_file_and_key(experiment_file, tmp_path, overrides, expected):
     path = experiment_file(**overrides)
