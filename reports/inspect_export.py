@@ -10,8 +10,10 @@ strategy's ledger of every turn, the patch and the run's figures.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +83,7 @@ def _usage(r: RunResult, view: RunView | None) -> Any:
 
 def _sample(r: RunResult, view: RunView | None, model: str) -> Any:
     from inspect_ai.log import EvalSample
+    from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import Score
 
     messages = _messages(view)
@@ -88,21 +91,33 @@ def _sample(r: RunResult, view: RunView | None, model: str) -> Any:
     ledger = [{"turn": t.turn, "components": t.ledger.components, "actions": [asdict(a) for a in t.ledger.actions],
                "strategy_prompt_tokens": t.ledger.strategy_prompt_tokens,
                "strategy_completion_tokens": t.ledger.strategy_completion_tokens} for t in (view.turns if view else [])]
-    score = Score(value="C" if r.resolved else "I", explanation=r.failure_reason or "resolved", metadata={"tests": r.tests})
+    score = Score(value="C" if r.resolved else "I", answer=r.patch or "", explanation=r.failure_reason or "resolved",
+                  metadata={"tests": r.tests})
+    last_reply = messages[-1].text if messages else ""
     return EvalSample(id=r.task_id, epoch=r.repeat + 1, input=statement, target=sorted(r.tests), messages=messages,
-                      scores={"resolved": score}, model_usage={model: _usage(r, view)},
+                      output=ModelOutput.from_content(model, last_reply), scores={"resolved": score},
+                      model_usage={model: _usage(r, view)}, total_time=r.wall_s, working_time=r.wall_s,
                       metadata={"run_id": r.run_id, "strategy": r.strategy, "seed": r.seed,
                                 "failure_reason": r.failure_reason, "turns": r.turns, "total_tokens": r.total_tokens,
                                 "strategy_tokens": r.strategy_tokens, "patch": r.patch, "ledger": ledger})
 
 
-def _log(manifest: Manifest, strategy: str, runs: list[RunResult], views: dict[str, RunView]) -> Any:
+def _arm_id(manifest: Manifest, strategy: str) -> str:
+    """The arm's own task id: Inspect View takes logs that share a task id for retries of one eval and
+    lists only the last, so each arm gets its own."""
+    return hashlib.sha256(f"{manifest.experiment_id}/{strategy}".encode()).hexdigest()[:22]
+
+
+def _log(manifest: Manifest, strategy: str, runs: list[RunResult], views: dict[str, RunView],
+         completed: str) -> Any:
     log = _inspect()
     model = f"{manifest.config.get('model', {}).get('provider', '?')}/{manifest.model_name}"
     samples = [_sample(r, views.get(r.run_id), model) for r in runs]
     rate = sum(r.resolved for r in runs) / len(runs)
     entry = next((s for s in manifest.strategies if s.key == strategy), None)
-    spec = log.EvalSpec(created=manifest.created, task=f"ctxbench/{manifest.name}", task_id=manifest.experiment_id,
+    arm = _arm_id(manifest, strategy)
+    spec = log.EvalSpec(created=manifest.created, task=f"ctxbench/{manifest.name}/{strategy}", task_id=arm,
+                        eval_id=arm, run_id=manifest.experiment_id, task_display_name=f"{manifest.name}: {strategy}",
                         dataset=log.EvalDataset(name=manifest.taskset.name if manifest.taskset else None,
                                                 samples=len({r.task_id for r in runs})),
                         model=model, config=log.EvalConfig(epochs=max(r.repeat for r in runs) + 1),
@@ -112,7 +127,7 @@ def _log(manifest: Manifest, strategy: str, runs: list[RunResult], views: dict[s
                           metrics={"accuracy": log.EvalMetric(name="accuracy", value=rate)})
     results = log.EvalResults(total_samples=len(runs), completed_samples=len(runs), scores=[score])
     return log.EvalLog(status="success", eval=spec, plan=log.EvalPlan(name=strategy), results=results,
-                       stats=log.EvalStats(started_at=manifest.created, completed_at=manifest.created), samples=samples)
+                       stats=log.EvalStats(started_at=manifest.created, completed_at=completed), samples=samples)
 
 
 def export_inspect(path: str | Path, out: str | Path | None = None) -> list[Path]:
@@ -128,6 +143,8 @@ def export_inspect(path: str | Path, out: str | Path | None = None) -> list[Path
     results = read_results(path / "runs.jsonl")
     if not results:
         raise InputError(f"{path}: runs.jsonl holds no runs")
+    # The last run was recorded when runs.jsonl was last written: the experiment's end, as far as is known.
+    completed = datetime.fromtimestamp((path / "runs.jsonl").stat().st_mtime, timezone.utc).isoformat()
     folder = Path(out) if out is not None else path / "inspect"
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -136,6 +153,6 @@ def export_inspect(path: str | Path, out: str | Path | None = None) -> list[Path
         files = {r.run_id: transcript_path(path, r.strategy, r.task_id, r.repeat) for r in runs}
         views = {k: read_view(f, next(r for r in runs if r.run_id == k)) for k, f in files.items() if f.is_file()}
         target = folder / f"{strategy}.eval"
-        log.write_eval_log(_log(manifest, strategy, runs, views), target, format="eval")
+        log.write_eval_log(_log(manifest, strategy, runs, views, completed), target, format="eval")
         written.append(target)
     return written

@@ -52,6 +52,16 @@ def test_each_arm_becomes_an_inspect_log_with_one_sample_per_run(folder: Path, t
             assert len(sample.metadata["ledger"]) == run.turns == len(turns)
             assert len(sample.messages) == len(turns[-1].messages) + 1  # as last sent, then the last reply
             assert sample.messages[0].role == "system" and sample.messages[-1].role == "assistant"
+        assert log.eval.task == f"ctxbench/quickstart/{path.stem}"
+        assert log.stats.completed_at > log.stats.started_at
+        for sample in log.samples:
+            run = runs[sample.metadata["run_id"]]
+            assert sample.total_time == run.wall_s > 0
+            assert sample.scores["resolved"].answer == run.patch
+            assert sample.output.completion == sample.messages[-1].text
+    # Inspect View takes logs sharing a task id for retries of one eval and lists the last only
+    headers = [read_eval_log(str(p), header_only=True).eval for p in logs]
+    assert len({h.task_id for h in headers}) == len({h.eval_id for h in headers}) == len({h.task for h in headers}) == 2
     frame = samples_df([str(p) for p in logs])
     assert len(frame) == len(runs) == 4
     assert sorted(frame["metadata_run_id"]) == sorted(runs)
