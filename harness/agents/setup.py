@@ -47,6 +47,7 @@ def _resolve(agent: AgentSpec, config_dir: Path, where: str) -> AgentSpec:
             raise
         raise InputError(f"{exc}; install it: {agent.install}") from None
     words = [program, *(_absolute(w, config_dir) for w in agent.command[1:])]
+    _check_script(agent.command, words, where)
     for name in agent.config_files:
         path = config_dir / os.path.expanduser(name)
         if not path.is_file():
@@ -60,19 +61,50 @@ def _resolve(agent: AgentSpec, config_dir: Path, where: str) -> AgentSpec:
 
 
 def _program(word: str, config_dir: Path, where: str) -> str:
-    """The absolute path of an agent's program: a path (relative to the experiment file), or a name on PATH."""
+    """The absolute path of an agent's program: a path (relative to the experiment file), or a name on PATH.
+    A Python found on PATH is the interpreter itself, not a launcher in front of it (pyenv's shims are
+    shell scripts that look for their versions under the home folder, which the agent's jail does not
+    have)."""
     expanded = os.path.expanduser(word)
     if "/" not in expanded:
         found = shutil.which(expanded)
         if found is None:
             raise InputError(f"{where}.command: {word!r} is not a program on PATH")
-        return found
+        return _interpreter(found, where) if expanded.startswith("python") else found
     path = (config_dir / expanded).absolute()
     if not path.exists():
         raise InputError(f"{where}.command: {path} does not exist")
     if path.is_dir() or not os.access(path, os.X_OK):
         raise InputError(f"{where}.command: {path} is not an executable file")
     return str(path)
+
+
+def _interpreter(found: str, where: str) -> str:
+    """The executable a Python on PATH really is (`sys.executable` as it reports it)."""
+    try:
+        proc = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"{where}.command: {found} cannot run: {exc}") from None
+    real = proc.stdout.strip()
+    if proc.returncode != 0 or not real:
+        raise InputError(f"{where}.command: {found} does not start: {(proc.stderr or proc.stdout).strip()[-300:]}")
+    return real
+
+
+def _check_script(command: list[str], words: list[str], where: str) -> None:
+    """An interpreter's script (`python3 my_agent.py`, `node agent.js`) must exist: without it every run
+    would end as `agent_error` and the arm be compared as if the agent had run."""
+    if len(command) < 2 or not Path(command[0]).name.startswith(_SCRIPT_RUNNERS):
+        return
+    script = command[1]
+    if script.startswith("-") or "{" in script or Path(words[1]).is_absolute():
+        return
+    if Path(script).suffix in (".py", ".js", ".mjs", ".sh", ".ts"):
+        raise InputError(f"{where}.command: the script {script!r} does not exist (relative to the experiment file)")
+
+
+_SCRIPT_RUNNERS = ("python", "node", "bash", "sh")
 
 
 def _absolute(word: str, config_dir: Path) -> str:
@@ -86,18 +118,23 @@ def _absolute(word: str, config_dir: Path) -> str:
 
 def agent_fixed_variable(config: ExperimentConfig, agents: dict[str, AgentSpec]) -> str:
     """What the `agent` fixed variable holds: the hash of the one agent every arm runs (its command,
-    environment, installed version and config files), or which agents the arms vary.
+    environment, installed version and config files), or which agents the arms vary, each external one
+    with its hash: so a changed version moves the variable however the arms are set.
 
     Raises:
-        InputError: a version command that cannot run or fails.
+        InputError: a version command that cannot run or fails (run whether or not the arms vary).
     """
+    hashes = {agent.model_dump_json(): _agent_hash(agent) for agent in agents.values()}
     labels = {arm.key: (agents[arm.key].label if arm.key in agents else "builtin") for arm in config.strategies}
     distinct = {agents[key].model_dump_json() if key in agents else "builtin" for key in labels}
     if len(distinct) > 1:
-        return "varied by the arms: " + ", ".join(sorted(set(labels.values())))
-    agent = next(iter(agents.values()), None)
-    if agent is None:
-        return config_hash("builtin")
+        named = {("builtin" if key not in agents else f"{agents[key].label} ({hashes[agents[key].model_dump_json()][:12]})")
+                 for key in labels}
+        return "varied by the arms: " + ", ".join(sorted(named))
+    return next(iter(hashes.values()), None) or config_hash("builtin")
+
+
+def _agent_hash(agent: AgentSpec) -> str:
     return config_hash({"command": agent.command, "env": agent.env, "version": _version(agent),
                         "config_files": [Path(f).read_bytes().hex() for f in agent.config_files]})
 

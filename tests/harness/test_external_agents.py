@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -58,7 +60,7 @@ def test_arms_may_differ_in_the_agent_and_the_manifest_says_the_agent_is_varied(
     assert result.exit_code == 0, result.output
     assert sorted(r["strategy"] for r in records(out)) == ["baseline", "builtin/baseline"]
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["fixed"]["agent"] == "varied by the arms: builtin, probe_agent"
+    assert re.fullmatch(r"varied by the arms: builtin, probe_agent \([0-9a-f]{12}\)", manifest["fixed"]["agent"])
     assert [s["agent"] for s in manifest["strategies"]] == ["probe_agent", "builtin"]
 
 
@@ -133,6 +135,36 @@ def test_an_agent_key_with_an_unknown_field_is_refused(tmp_path):
 def test_a_failing_version_command_is_refused(tmp_path):
     result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["true"], "version_command": ["false"]}))
     assert_refused(result, out, "version_command", "exit 1")
+
+
+def test_a_failing_version_command_is_refused_when_the_arms_vary_the_agent_too(tmp_path):
+    exp = experiment(tmp_path, agent={"command": ["true"], "version_command": ["false"]},
+                     strategies=[{"name": "baseline"}, {"name": "baseline", "agent": "builtin"}])
+    result, out = run(tmp_path, exp)
+    assert_refused(result, out, "version_command", "exit 1")
+
+
+def test_an_interpreter_s_script_that_does_not_exist_is_refused(tmp_path):
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["python3", "my_agent.py", "--model", "{model}"]}))
+    assert_refused(result, out, "agent.command", "the script 'my_agent.py' does not exist")
+
+
+def test_a_python_on_path_is_the_interpreter_itself_not_a_launcher_in_front_of_it(tmp_path, monkeypatch):
+    """A launcher such as pyenv's shim is a shell script that finds its Python under the home folder,
+    which the agent's jail does not have: the command runs the interpreter it launches."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (shims / "python3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    from ctxbench.harness.agents.setup import resolve_agents
+    from ctxbench.harness.config import load_config
+    exp = experiment(tmp_path, agent={"command": ["python3", "probe_agent.py", "10"],
+                                      "version_command": ["python3", "--version"]})
+    agent, = resolve_agents(load_config(exp), tmp_path).values()
+    assert agent.command is not None and agent.version_command is not None
+    assert agent.command[0] == agent.version_command[0] == sys.executable
+    assert agent.command[1] == str(tmp_path / "probe_agent.py")
 
 
 def test_a_masking_arm_masks_the_external_agents_observations(tmp_path):
