@@ -110,13 +110,17 @@ def test_an_agent_that_is_not_installed_is_refused_with_how_to_install_it(tmp_pa
     assert_refused(result, out, "'no-such-agent-on-path' is not a program on PATH", f"install it: {install}")
 
 
-@pytest.mark.parametrize("name", ["claude-code", "codex"])
+@pytest.mark.parametrize("name", ["claude-code", "codex", "mini-swe-agent"])
 def test_the_built_in_agent_experiments_say_how_to_install_their_agent(tmp_path, monkeypatch, name):
     monkeypatch.setenv("PATH", _path_without(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.venvs/mini-swe-agent there
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["run", name, "--limit", "1", "--output", str(out)])
-    program = {"claude-code": "claude", "codex": "codex"}[name]
-    assert_refused(result, out, f"'{program}' is not a program on PATH", "install it: npm install -g @")
+    missing, install = {"claude-code": ("'claude' is not a program on PATH", "install it: npm install -g @"),
+                        "codex": ("'codex' is not a program on PATH", "install it: npm install -g @"),
+                        "mini-swe-agent": (".venvs/mini-swe-agent/bin/mini does not exist",
+                                           "install it: python3 -m venv ~/.venvs/mini-swe-agent")}[name]
+    assert_refused(result, out, missing, install)
 
 
 def _path_without(tmp_path: Path) -> str:
