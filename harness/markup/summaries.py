@@ -28,6 +28,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 
+from ctxbench.harness.chat import message_text
 from ctxbench.harness.markup.placeholders import exit_code
 from ctxbench.harness.records import Observation, Turn
 
@@ -151,9 +152,7 @@ def agent_summary_request(messages: list[dict]) -> str | None:
     user = [m for m in messages[2:] if m.get("role") == "user"]  # after the system prompt and the task
     if not user:
         return None
-    content = user[-1].get("content")
-    parts = content if isinstance(content, list) else [{"text": content}]
-    text = "\n".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
+    text = message_text(user[-1])
     return next((agent for agent, prompt in AGENT_SUMMARY_PROMPTS.items() if prompt in text), None)
 
 

@@ -5,7 +5,8 @@ The context a strategy built (chat format) is sent as one Messages request: ever
 text in `system`, tool results as `tool_result` blocks of user turns (before any text of the same
 turn), tool calls as `tool_use` blocks; a part marked with `cache_control` keeps its mark. Sampling is
 `temperature` (and `top_p` only when it is not 1: recent models refuse both), with no seed: the
-Messages API takes none.
+Messages API takes none. A reply's text blocks are its text joined as any message's text parts are
+(`ctxbench.harness.chat.join_texts`: by a newline).
 
 Errors are mapped onto the typed errors of `ctxbench.harness.protocols`:
 
@@ -25,6 +26,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ctxbench.harness.chat import join_texts, text_parts
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
 from ctxbench.harness.protocols import Completion, TransientModelError, UnreadableReply, Usage
@@ -118,7 +120,7 @@ class AnthropicModel:
                 call_id = _field(block, "id") or "toolu_" + hashlib.sha256(
                     json.dumps([len(messages), i, name, arguments]).encode()).hexdigest()[:10]
                 calls.append(ToolCall(scrub(str(call_id)), name, arguments))
-        text = "".join(texts)
+        text = join_texts(texts)
         return Completion(text, tuple(calls), self._usage(getattr(response, "usage", None), messages, text, calls))
 
     def _usage(self, usage: Any, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
@@ -185,11 +187,9 @@ def _turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _text_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     """A message's content as text blocks, each part's `cache_control` kept; empty texts dropped
     (Anthropic refuses an empty text block)."""
-    content = message.get("content")
-    parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
     blocks = []
-    for part in parts:
-        if isinstance(part, dict) and part.get("type") == "text" and part.get("text"):
+    for part in text_parts(message.get("content")):
+        if part.get("text"):
             block = {"type": "text", "text": str(part["text"])}
             if isinstance(part.get("cache_control"), dict):
                 block["cache_control"] = part["cache_control"]
@@ -201,7 +201,7 @@ def _tool_result(message: dict[str, Any]) -> dict[str, Any]:
     """A tool message as a `tool_result` block, with the (last) mark of its parts."""
     blocks = _text_blocks(message)
     result: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(message.get("tool_call_id") or ""),
-                              "content": "\n".join(b["text"] for b in blocks)}
+                              "content": join_texts(b["text"] for b in blocks)}
     marks = [b["cache_control"] for b in blocks if "cache_control" in b]
     if marks:
         result["cache_control"] = marks[-1]

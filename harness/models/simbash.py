@@ -30,7 +30,8 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, message_text, shell_command_of
+from ctxbench.harness.chat import message_text
+from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, shell_command_of
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.goldpatch import Hunk
 from ctxbench.harness.markup.placeholders import dropped_output, exit_marker, is_omission, omission

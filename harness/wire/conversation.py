@@ -29,6 +29,7 @@ import re
 import shlex
 from typing import Any
 
+from ctxbench.harness.chat import message_text
 from ctxbench.harness.history import History, Observation, ObservationKind, ToolCall, Turn, parse_arguments
 from ctxbench.harness.records.run_records import ObservationChannel, OwnContext
 from ctxbench.harness.wire.shell_reading import SUBMIT_MARKER, exit_status, read_command
@@ -50,16 +51,6 @@ _OWN_TOOLS: dict[str, ObservationKind] = {"read_file": "file_read", "search": "s
                                           "Edit": "edit", "MultiEdit": "edit", "Write": "edit", "NotebookEdit": "edit",
                                           "apply_patch": "edit"}
 _FENCE = re.compile(r"```(?:bash|sh|shell|console|mswea_bash_command)?[ \t]*\n(.*?)```", re.S)
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """A message's text: its string content, or its text parts joined (other parts are dropped)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
 
 
 def fenced_command(text: str) -> str | None:

@@ -25,10 +25,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ctxbench.harness.chat import content_text
 from ctxbench.harness.protocols import Completion, Model
 from ctxbench.harness.wire.base import HttpReply, ModelRequest, Refusal, WireName, json_reply, sse_reply
 
-__all__ = ["MESSAGES", "MessagesWire", "blocks_text", "message_body", "anthropic_error_type", "read_arguments",
+__all__ = ["MESSAGES", "MessagesWire", "message_body", "anthropic_error_type", "read_arguments",
            "with_cache_marks", "marked_for", "MAX_CACHE_MARKS"]
 
 MAX_CACHE_MARKS = 4
@@ -43,15 +44,6 @@ _ROLES = ("user", "assistant", "system")
 def anthropic_error_type(status: int) -> str:
     """The `error.type` Anthropic answers an HTTP status with."""
     return _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-
-
-def blocks_text(content: Any) -> str:
-    """The text of a string or of a list of content blocks (text blocks joined by a newline)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
 
 
 def read_arguments(arguments: str) -> dict[str, Any]:
@@ -119,7 +111,7 @@ def _chat_messages(system: Any, messages: list[dict[str, Any]]) -> tuple[list[di
             marks.append((out[-1]["role"], out[-1]["content"], control))
 
     if system:
-        out.append({"role": "system", "content": blocks_text(system)})
+        out.append({"role": "system", "content": content_text(system)})
         remember(_mark(system))
     for message in messages:
         role, content = message["role"], message.get("content")
@@ -128,7 +120,7 @@ def _chat_messages(system: Any, messages: list[dict[str, Any]]) -> tuple[list[di
             calls = [{"id": str(b.get("id") or ""), "type": "function",
                       "function": {"name": str(b.get("name") or ""), "arguments": json.dumps(b.get("input") or {})}}
                      for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
-            reply: dict[str, Any] = {"role": "assistant", "content": blocks_text(blocks)}
+            reply: dict[str, Any] = {"role": "assistant", "content": content_text(blocks)}
             if calls:
                 reply["tool_calls"] = calls
             out.append(reply)
@@ -139,7 +131,7 @@ def _chat_messages(system: Any, messages: list[dict[str, Any]]) -> tuple[list[di
                 continue
             if block.get("type") == "tool_result":
                 result: dict[str, Any] = {"role": "tool", "tool_call_id": str(block.get("tool_use_id") or ""),
-                                          "content": blocks_text(block.get("content"))}
+                                          "content": content_text(block.get("content"))}
                 if block.get("is_error"):
                     result["is_error"] = True
                 out.append(result)
@@ -148,7 +140,7 @@ def _chat_messages(system: Any, messages: list[dict[str, Any]]) -> tuple[list[di
             elif block.get("type") == "text":
                 texts.append(block)
         if texts:
-            out.append({"role": role, "content": blocks_text(texts)})
+            out.append({"role": role, "content": content_text(texts)})
             remember(_mark(texts))
     return out, marks
 

@@ -22,6 +22,7 @@ import json
 import time
 from typing import Any
 
+from ctxbench.harness.chat import content_text
 from ctxbench.harness.protocols import Completion
 from ctxbench.harness.wire.base import HttpReply, ModelRequest, Refusal, WireName, json_reply, sse_reply
 from ctxbench.harness.wire.chat import openai_error
@@ -33,15 +34,8 @@ _FREEFORM_SCHEMA = {"type": "object", "properties": {"input": {"type": "string",
                     "required": ["input"], "additionalProperties": False}
 _CALLS = {"function_call", "custom_tool_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content
-                         if isinstance(p, dict) and p.get("type") in ("input_text", "output_text", "text"))
-    return ""
+_TEXT_PARTS = ("input_text", "output_text", "text")
+"""The content parts that hold text in the Responses API."""
 
 
 def _chat_messages(instructions: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -49,7 +43,7 @@ def _chat_messages(instructions: Any, items: list[dict[str, Any]]) -> list[dict[
     for item in items:
         kind = item.get("type") or ("message" if "role" in item else None)
         if kind == "message":
-            out.append({"role": item.get("role"), "content": _text(item.get("content"))})
+            out.append({"role": item.get("role"), "content": content_text(item.get("content"), _TEXT_PARTS)})
         elif kind in _CALLS:
             arguments = (item.get("arguments") if kind == "function_call"
                          else json.dumps({"input": item.get("input") or ""}))
@@ -61,7 +55,7 @@ def _chat_messages(instructions: Any, items: list[dict[str, Any]]) -> list[dict[
                 out.append({"role": "assistant", "content": "", "tool_calls": [call]})
         elif kind in _OUTPUTS:
             out.append({"role": "tool", "tool_call_id": str(item.get("call_id") or ""),
-                        "content": _text(item.get("output"))})
+                        "content": content_text(item.get("output"), _TEXT_PARTS)})
     return out
 
 

@@ -108,7 +108,7 @@ def test_the_reply_s_blocks_and_usage_are_read(scripted_endpoint, api_key):
                        {"type": "text", "text": "and testing."}, *body["content"]]
     server = scripted_endpoint([(200, body)])
     completion = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
-    assert completion.text == "Reading and testing."
+    assert completion.text == "Reading \nand testing."  # text blocks joined as every message's text parts are
     assert [(c.id, c.name, json.loads(c.arguments)) for c in completion.tool_calls] == \
         [("toolu_0_read_file", "read_file", {"path": "calc/stats.py"}), ("toolu_1_run_tests", "run_tests", {})]
     u = completion.usage

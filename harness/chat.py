@@ -1,0 +1,43 @@
+"""Reading OpenAI chat-format messages: the text of a message's content.
+
+Every part of ctxbench that reads a message list (the wire formats, the History reading, the
+providers, the simulator, the gateway) reads it through these, so that one text is the same text
+everywhere (the simulator's draws are seeded by what it reads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator
+from typing import Any
+
+__all__ = ["TEXT_PARTS", "text_parts", "content_text", "message_text", "join_texts"]
+
+TEXT_PARTS: tuple[str, ...] = ("text",)
+"""The content parts that hold text in the chat format (and Anthropic's text blocks)."""
+
+
+def join_texts(texts: Iterable[str]) -> str:
+    """The one way several texts of one message become one: joined by a newline."""
+    return "\n".join(texts)
+
+
+def text_parts(content: Any, kinds: Collection[str] = TEXT_PARTS) -> Iterator[dict[str, Any]]:
+    """The text parts of a message's content: a string is one `text` part; of a list of parts, those
+    whose `type` is one of `kinds` (images, documents, tool blocks... are left out)."""
+    if isinstance(content, str):
+        yield {"type": "text", "text": content}
+    elif isinstance(content, list):
+        yield from (p for p in content if isinstance(p, dict) and p.get("type") in kinds)
+
+
+def content_text(content: Any, kinds: Collection[str] = TEXT_PARTS) -> str:
+    """The text of a message's content: a string as it is, the text of its parts of `kinds` joined
+    (`join_texts`), or "" for anything else."""
+    if isinstance(content, str):
+        return content
+    return join_texts(p["text"] if isinstance(p.get("text"), str) else "" for p in text_parts(content, kinds))
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A chat message's text (`content_text` of its content)."""
+    return content_text(message.get("content"))
