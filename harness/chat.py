@@ -1,4 +1,4 @@
-"""Reading OpenAI chat-format messages: the text of a message's content.
+"""Reading OpenAI chat-format messages: the text of a message's content, a tool call's JSON arguments.
 
 Every part of ctxbench that reads a message list (the wire formats, the History reading, the
 providers, the simulator, the gateway) reads it through these, so that one text is the same text
@@ -7,10 +7,12 @@ everywhere (the simulator's draws are seeded by what it reads).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-__all__ = ["TEXT_PARTS", "text_parts", "content_text", "message_text", "join_texts"]
+__all__ = ["TEXT_PARTS", "text_parts", "content_text", "message_text", "join_texts", "parse_arguments",
+           "read_arguments"]
 
 TEXT_PARTS: tuple[str, ...] = ("text",)
 """The content parts that hold text in the chat format (and Anthropic's text blocks)."""
@@ -41,3 +43,29 @@ def content_text(content: Any, kinds: Collection[str] = TEXT_PARTS) -> str:
 def message_text(message: dict[str, Any]) -> str:
     """A chat message's text (`content_text` of its content)."""
     return content_text(message.get("content"))
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """A tool call's raw JSON arguments as an object, strictly (empty arguments are `{}`): for the
+    tools, which answer bad arguments with an invalid-action observation.
+
+    Raises:
+        ValueError: they are not JSON, or not a JSON object.
+    """
+    value = json.loads(raw or "{}")
+    if not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return value
+
+
+def read_arguments(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as an object, leniently: JSON text that is an object, an object as it is,
+    `{}` for anything else (for readers of a conversation, which take a call as the agent made it)."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        return {}
+    try:
+        return parse_arguments(raw)
+    except ValueError:
+        return {}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ctxbench.harness.chat import parse_arguments
 from ctxbench.harness.records import History, Observation, ObservationKind, ToolCall, Turn
 
 __all__ = [
@@ -54,15 +54,3 @@ def turn_messages(turn: Turn) -> list[dict[str, Any]]:
 def note_messages(turn: Turn) -> list[dict[str, Any]]:
     """The user messages an external agent sent after the turn's tool results (see `Turn.notes`)."""
     return [{"role": "user", "content": note} for note in turn.notes]
-
-
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """Raw tool-call arguments as a dict (empty arguments are `{}`).
-
-    Raises:
-        ValueError: they are not JSON, or not a JSON object.
-    """
-    value = json.loads(raw or "{}")
-    if not isinstance(value, dict):
-        raise ValueError("not a JSON object")
-    return value

@@ -26,7 +26,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ctxbench.harness.chat import join_texts, text_parts
+from ctxbench.harness.chat import join_texts, read_arguments, text_parts
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
 from ctxbench.harness.protocols import Completion, TransientModelError, UnreadableReply, Usage
@@ -35,7 +35,6 @@ from ctxbench.harness.models.openai_provider import (PREFLIGHT_TIMEOUT_S, call_w
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.wire.messages import read_arguments
 
 if TYPE_CHECKING:
     import anthropic

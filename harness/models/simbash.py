@@ -30,7 +30,7 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from ctxbench.harness.chat import message_text
+from ctxbench.harness.chat import message_text, read_arguments
 from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, shell_command_of
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.goldpatch import Hunk
@@ -261,11 +261,7 @@ def _native_tool_call(reader: _Reader, raw: dict[str, Any]) -> tuple[dict[str, A
     call_id = str(raw.get("id") or "")
     if function.get("name") not in SHELL_TOOLS:
         return raw, (str(function.get("name") or ""), {}), ""
-    try:
-        args = json.loads(function.get("arguments") or "{}")
-    except ValueError:
-        args = {}
-    command = shell_command_of(args) if isinstance(args, dict) else None
+    command = shell_command_of(read_arguments(function.get("arguments")))
     call = reader.call(command) if command else ("bash", {})
     return _tool_call(call_id, *call), call, command or ""
 

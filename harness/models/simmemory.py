@@ -16,6 +16,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ctxbench.harness.chat import read_arguments
 from ctxbench.harness.markup.placeholders import exit_code
 from ctxbench.harness.markup.rendering import parse_excerpts
 from ctxbench.harness.markup.summaries import (CALL_ARGS_CHARS, COMMAND_ENTRY, EDIT_COUNT, FOLDED_CALL, FOLDED_TURN,
@@ -156,11 +157,7 @@ def summarize_request(text: str) -> Memory:
             continue
         end = marks[k + 1][0] if k + 1 < len(marks) else len(turns)
         body = turns[m.end():end].strip("\n")
-        try:
-            args = json.loads(m["args"] or "{}")
-        except ValueError:
-            args = {}
-        args = args if isinstance(args, dict) else {}
+        args = read_arguments(m["args"])
         tool, failed = m["tool"], bool(m["error"])
         if tool == "read_file" and not failed:
             excerpts = parse_excerpts(body)

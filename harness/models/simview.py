@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxbench.harness.chat import read_arguments
 from ctxbench.harness.models.simmemory import Memory, parse_memory
 from ctxbench.harness.markup.placeholders import dropped_output, exit_code
 from ctxbench.harness.markup.rendering import Excerpt, parse_excerpts
@@ -153,11 +154,7 @@ def read_view(messages: list[dict[str, Any]], counter: TokenCounter, sizes: list
         v.identities.append(m.get("tool_call_id") or hashlib.sha256(content.encode()).hexdigest()[:16])
         acc += size
         for c in m.get("tool_calls") or ():
-            try:
-                args = json.loads(c["function"]["arguments"] or "{}")
-            except ValueError:
-                args = {}
-            v.calls[c["id"]] = (c["function"]["name"], args if isinstance(args, dict) else {}, i)
+            v.calls[c["id"]] = (c["function"]["name"], read_arguments(c["function"]["arguments"]), i)
         if m.get("role") == "tool":
             v.results[m.get("tool_call_id", "")] = (content, i)
         if m.get("role") in ("tool", "user") and "| " in content:

@@ -29,8 +29,8 @@ import re
 import shlex
 from typing import Any
 
-from ctxbench.harness.chat import message_text
-from ctxbench.harness.history import History, Observation, ObservationKind, ToolCall, Turn, parse_arguments
+from ctxbench.harness.chat import message_text, read_arguments
+from ctxbench.harness.history import History, Observation, ObservationKind, ToolCall, Turn
 from ctxbench.harness.records.run_records import ObservationChannel, OwnContext
 from ctxbench.harness.wire.shell_reading import SUBMIT_MARKER, exit_status, read_command
 from ctxbench.harness.markup.summaries import agent_summary_request
@@ -130,7 +130,7 @@ class _ReadContext:
         answer = next((a for a in answers if a.get("tool_call_id") == call.id), None)
         content = message_text(answer) if answer is not None else ""
         flagged = answer is not None and answer.get("is_error") is True  # the Anthropic wire keeps the flag
-        arguments = _arguments(call.arguments)
+        arguments = read_arguments(call.arguments)
         if call.name in SHELL_TOOLS:
             return self._shell(call.id, call.name, arguments, shell_command_of(arguments) or "", content, "tool",
                                flagged)
@@ -155,13 +155,6 @@ class _ReadContext:
                            (bool(status) or flagged) and kind != "test_run", kind, self.turn,
                            reading.path if reading else None, reading.line_range if reading else None,
                            channel=channel)
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        return parse_arguments(raw)
-    except ValueError:
-        return {}
 
 
 def _items(arguments: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

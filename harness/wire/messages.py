@@ -25,12 +25,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ctxbench.harness.chat import content_text
+from ctxbench.harness.chat import content_text, read_arguments
 from ctxbench.harness.protocols import Completion, Model
 from ctxbench.harness.wire.base import HttpReply, ModelRequest, Refusal, WireName, json_reply, sse_reply
 
-__all__ = ["MESSAGES", "MessagesWire", "message_body", "anthropic_error_type", "read_arguments",
-           "with_cache_marks", "marked_for", "MAX_CACHE_MARKS"]
+__all__ = ["MESSAGES", "MessagesWire", "message_body", "anthropic_error_type", "with_cache_marks", "marked_for", "MAX_CACHE_MARKS"]
 
 MAX_CACHE_MARKS = 4
 """Anthropic takes at most four `cache_control` breakpoints a request."""
@@ -44,15 +43,6 @@ _ROLES = ("user", "assistant", "system")
 def anthropic_error_type(status: int) -> str:
     """The `error.type` Anthropic answers an HTTP status with."""
     return _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-
-
-def read_arguments(arguments: str) -> dict[str, Any]:
-    """A call's JSON arguments as a `tool_use` input (an object; `{}` where they are not one)."""
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _mark(blocks: Any) -> dict[str, Any] | None:

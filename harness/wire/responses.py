@@ -22,11 +22,10 @@ import json
 import time
 from typing import Any
 
-from ctxbench.harness.chat import content_text
+from ctxbench.harness.chat import content_text, read_arguments
 from ctxbench.harness.protocols import Completion
 from ctxbench.harness.wire.base import HttpReply, ModelRequest, Refusal, WireName, json_reply, sse_reply
 from ctxbench.harness.wire.chat import openai_error
-from ctxbench.harness.wire.messages import read_arguments
 
 __all__ = ["RESPONSES", "ResponsesWire", "response_body"]
 
