@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
+from ctxbench.harness.history import NO_TOOL_CALL
 from ctxbench.harness.records import Component, ContextLedger, StrategyAction
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
 
-__all__ = ["Budget", "fixed_tokens", "Component", "StrategyAction", "ContextLedger", "Context", "ContextOverflow"]
+__all__ = ["Budget", "fixed_tokens", "Component", "StrategyAction", "ContextLedger", "Context", "ContextOverflow",
+           "conversation_problems", "well_formed", "MISSING_RESULT"]
 
 
 class ContextOverflow(Exception):
@@ -47,3 +49,93 @@ class Context:
 
     messages: list[dict[str, Any]]
     ledger: ContextLedger
+
+
+def conversation_problems(messages: list[dict[str, Any]]) -> list[str]:
+    """What a chat server would refuse in `messages`, one line each (empty when it accepts them): the
+    last message is not a user or tool message (a server takes a trailing assistant message for a
+    prefill, and two for an error), two assistant messages in a row, a tool result that does not answer
+    a call of the assistant message right before it, a call without its result."""
+    problems: list[str] = []
+    open_calls: dict[str, int] = {}
+    previous = None
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role != "tool" and open_calls:
+            problems += [f"message {at}: tool call {cid} has no result after it" for cid, at in open_calls.items()]
+            open_calls = {}
+        if role == "assistant":
+            if previous == "assistant":
+                problems.append(f"message {index}: two assistant messages in a row")
+            open_calls = {str(c.get("id")): index for c in message.get("tool_calls") or ()}
+        elif role == "tool":
+            if open_calls.pop(str(message.get("tool_call_id")), None) is None:
+                problems.append(f"message {index}: tool result {message.get('tool_call_id')} answers no call "
+                                "of the assistant message before it")
+        previous = role
+    problems += [f"message {at}: tool call {cid} has no result after it" for cid, at in open_calls.items()]
+    if messages and messages[-1].get("role") not in ("user", "tool"):
+        problems.append(f"message {len(messages) - 1}: the last message is {messages[-1].get('role')}, not user or tool")
+    return problems
+
+
+MISSING_RESULT = "[no result: this call's output is not in the context]"
+"""The result given to a call whose result a context left out, so that the call is answered."""
+
+
+def well_formed(messages: list[dict[str, Any]], ledger: ContextLedger,
+                count: Callable[[dict[str, Any]], int]) -> list[dict[str, Any]]:
+    """`messages` as a server accepts them (see `conversation_problems`), each repair recorded in `ledger`
+    as a `repaired` action with its tokens under `history`: a reply without a call that is followed by
+    another reply or ends the context gets the loop's reminder to use the tools after it, a call
+    without its result gets `MISSING_RESULT`, a result that answers no call right before it is left out.
+    A conversation with no problem comes back as it is."""
+    if not conversation_problems(messages):
+        return messages
+    out: list[dict[str, Any]] = []
+    open_calls: list[str] = []
+
+    def add(message: dict[str, Any], target: str, reason: str) -> None:
+        tokens = count(message)
+        ledger.add("history", tokens)
+        ledger.act("repaired", target, reason, 0, tokens)
+        out.append(message)
+
+    def close() -> None:
+        for call_id in open_calls:
+            add({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT}, call_id,
+                "a call without its result: answered with a note")
+        open_calls.clear()
+
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "tool":
+            call_id = str(message.get("tool_call_id"))
+            if call_id in open_calls:
+                open_calls.remove(call_id)
+                out.append(message)
+            else:
+                tokens = count(message)
+                ledger.add(_component_of_dropped(ledger, tokens), -tokens)
+                ledger.act("repaired", call_id, "a result that answers no call before it: left out", tokens, 0)
+            continue
+        close()
+        if role == "assistant" and out and out[-1].get("role") == "assistant":
+            add({"role": "user", "content": NO_TOOL_CALL}, f"message:{index}", "two replies in a row: the reminder between")
+        out.append(message)
+        if role == "assistant":
+            open_calls = [str(c.get("id")) for c in message.get("tool_calls") or ()]
+    close()
+    if out and out[-1].get("role") == "assistant":
+        add({"role": "user", "content": NO_TOOL_CALL}, f"message:{len(messages) - 1}",
+            "the context ended with a reply: the reminder after it")
+    return out
+
+
+def _component_of_dropped(ledger: ContextLedger, tokens: int) -> Component:
+    """Where a left-out result's `tokens` come off: `tool_output` or `files`, where results are filed,
+    the first that holds as many; else `history`."""
+    for component in ("tool_output", "files"):
+        if ledger.components.get(component, 0) >= tokens:
+            return component
+    return "history"

@@ -7,10 +7,9 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ctxbench.harness.context import Budget, Context
-from ctxbench.harness.history import turn_messages
+from ctxbench.harness.history import append_turn
 from ctxbench.harness.records import ContextLedger, History
 from ctxbench.strategies.registry import StrategyServices, register_strategy
-from ctxbench.strategies.trimmer import tool_component
 
 
 @register_strategy("baseline")
@@ -32,9 +31,5 @@ class Baseline:
         ledger.add("system", count(messages[0]))
         ledger.add("task", count(messages[1]))
         for turn in history.turns:
-            results = {o.call_id: o for o in turn.observations}
-            for msg in turn_messages(turn):
-                tool = msg["role"] == "tool"
-                ledger.add(tool_component(results[msg["tool_call_id"]]) if tool else "history", count(msg))
-                messages.append(msg)
+            append_turn(messages, ledger, turn, count)
         return Context(messages, ledger)

@@ -7,7 +7,7 @@ from typing import Any, Callable, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxbench.harness.context import Budget, Component, Context, ContextOverflow
-from ctxbench.harness.history import turn_messages
+from ctxbench.harness.history import file_turn, tool_component, turn_messages
 from ctxbench.harness.markup.placeholders import evicted_output
 from ctxbench.harness.records import ContextLedger, History
 from ctxbench.harness.markup.textcut import cut_middle
@@ -17,7 +17,6 @@ from ctxbench.strategies.allocation import (DEFAULT_RESERVE_RATIO, DEFAULT_SHARE
 from ctxbench.strategies.eviction import EVICTION_ORDER, EvictionItem, eviction_plan
 from ctxbench.strategies.pinned import pinned_notes
 from ctxbench.strategies.registry import StrategyServices, register_strategy
-from ctxbench.strategies.trimmer import tool_component
 
 _CAPPED: dict[Component, str] = {"files": "key_files", "history": "history", "tool_output": "tool_output"}
 _TABLE_FIELDS = ("reserve_ratio", "key_files_share", "history_share", "tool_output_share", "extra_share", "high_water")
@@ -168,11 +167,9 @@ class BudgetPlanner:
     def _turn_tokens(history: History, i: int, kept: dict[int, list[dict[str, Any]]],
                      count: Callable[[dict[str, Any]], int]) -> dict[Component, int]:
         """Tokens of kept turn `i` per component: its assistant message (history) and its tool results."""
-        msgs = kept[i]
-        out: dict[Component, int] = {"history": count(msgs[0])}
-        for obs, msg in zip(history.turns[i].observations, msgs[1:]):
-            out[tool_component(obs)] = out.get(tool_component(obs), 0) + count(msg)
-        return out
+        ledger = ContextLedger()
+        file_turn(ledger, history.turns[i], kept[i], count)
+        return dict(ledger.components)
 
     def _reduce(self, cut: bool, history: History, item: EvictionItem, kept: dict[int, list[dict[str, Any]]],
                 ledger: ContextLedger, count: Callable[[dict[str, Any]], int]) -> dict[Component, int]:

@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
-from ctxbench.harness.history import assistant_message, note_messages, tool_message
+from ctxbench.harness.history import append_turn, tool_message
 from ctxbench.harness.markup.placeholders import hidden_read
 from ctxbench.harness.records import ContextLedger, History, Observation
 from ctxbench.harness.markup.rendering import render_excerpt
@@ -17,7 +17,6 @@ from ctxbench.strategies.chunking import Chunk, chunk_file
 from ctxbench.strategies.packing import Candidate, ProtectedOverBudget, select_candidates
 from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
 from ctxbench.strategies.relevance import error_locations, error_text, latest_error, score_chunks
-from ctxbench.strategies.trimmer import tool_component
 
 HEADER = "Code selected for this task ({n} snippets, most relevant first; current file contents):"
 
@@ -121,18 +120,13 @@ class FileSelector:
         for left in chosen.left_out:
             ledger.act("skipped", left.id, left.reason)
         for position, turn in enumerate(history.turns):
-            messages.append(assistant_message(turn))
-            ledger.add("history", count(messages[-1]))
+            replaced = {}
             for obs in turn.observations:
-                msg = tool_message(obs)
                 if obs.kind == "file_read" and not obs.is_error and position < len(history.turns) - 1:
-                    msg = tool_message(obs, hidden_read(obs.path, obs.line_range, turn.index))
-                    ledger.act("evicted", obs.call_id, "old file read replaced by a note", count(tool_message(obs)), count(msg))
-                ledger.add(tool_component(obs), count(msg))
-                messages.append(msg)
-            for msg in note_messages(turn):
-                ledger.add("history", count(msg))
-                messages.append(msg)
+                    replaced[obs.call_id] = hidden_read(obs.path, obs.line_range, turn.index)
+                    ledger.act("evicted", obs.call_id, "old file read replaced by a note", count(tool_message(obs)),
+                               count(tool_message(obs, replaced[obs.call_id])))
+            append_turn(messages, ledger, turn, count, replaced)
         return Context(messages, ledger)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ctxbench.harness.wire.conversation import history_from_messages
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.context import Budget, Context, fixed_tokens
+from ctxbench.harness.context import Budget, Context, fixed_tokens, well_formed
 from ctxbench.harness.protocols import Strategy
 from ctxbench.harness.records import History
 from ctxbench.harness.tokens import TokenCounter
@@ -45,13 +45,16 @@ class StrategyHook:
         """The History the last call read from its messages."""
 
     def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Context:
-        """The context to send instead of `messages`, with the ledger of what the strategy did."""
+        """The context to send instead of `messages`, with the ledger of what the strategy did: a
+        conversation a chat server accepts (`well_formed` repairs what a strategy left that one refuses,
+        each repair in the ledger)."""
         history = self.history = history_from_messages(messages, self.test_commands)
         fixed = fixed_tokens(self.counter, history.system_prompt, tools or [])
         context = self.strategy.build(history, Budget(self.context_window, self.max_output_tokens, fixed,
                                                       self.counter))
         if not history.system_prompt and context.messages[:1] == [history.system_message()]:
             context.messages = context.messages[1:]  # the agent sent none; ctxbench adds none
+        context.messages = well_formed(context.messages, context.ledger, self.counter.count_message)
         return context
 
 

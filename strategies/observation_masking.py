@@ -14,10 +14,10 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextLedger
-from ctxbench.harness.history import History, Observation, tool_message, turn_messages
+from ctxbench.harness.history import History, Observation, append_turn, tool_message
 from ctxbench.harness.markup.placeholders import masked_output
 from ctxbench.strategies.registry import StrategyServices, register_strategy
-from ctxbench.strategies.trimmer import carries_error, tool_component
+from ctxbench.strategies.trimmer import carries_error
 
 __all__ = ["ObservationMasking", "placeholder"]
 
@@ -64,22 +64,15 @@ class ObservationMasking:
         ledger.add("system", count(messages[0]))
         ledger.add("task", count(messages[1]))
         for turn in history.turns:
-            unit = turn_messages(turn)
-            head = len(unit) - len(turn.observations) - len(turn.notes)
-            for msg in unit[:head]:
-                ledger.add("history", count(msg))
-                messages.append(msg)
-            for obs, msg in zip(turn.observations, unit[head:head + len(turn.observations)]):
-                tokens = count(msg)
-                if obs.call_id not in keep:
-                    masked = tool_message(obs, placeholder(obs, tokens))
-                    if count(masked) < tokens:
-                        msg, before, tokens = masked, tokens, count(masked)
-                        ledger.act("masked", obs.call_id, f"observation older than the last {p.keep_recent}",
-                                   before, tokens)
-                ledger.add(tool_component(obs), tokens)
-                messages.append(msg)
-            for msg in unit[head + len(turn.observations):]:
-                ledger.add("history", count(msg))
-                messages.append(msg)
+            masked = {}
+            for obs in turn.observations:
+                if obs.call_id in keep:
+                    continue
+                tokens = count(tool_message(obs))
+                text = placeholder(obs, tokens)
+                if count(tool_message(obs, text)) < tokens:
+                    masked[obs.call_id] = text
+                    ledger.act("masked", obs.call_id, f"observation older than the last {p.keep_recent}",
+                               tokens, count(tool_message(obs, text)))
+            append_turn(messages, ledger, turn, count, masked)
         return Context(messages, ledger)

@@ -8,14 +8,13 @@ from typing import Any, ClassVar, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Budget, Context, ContextOverflow
-from ctxbench.harness.history import turn_messages
+from ctxbench.harness.history import file_turn, turn_messages
 from ctxbench.harness.protocols import MalformedOutput, ModelError
 from ctxbench.harness.records import ContextLedger, History, Turn
 from ctxbench.harness.markup.summaries import (SUMMARIZE_PROMPT, Digest, fold_request, folded_call, folded_turn,
                                         summary_message)
 from ctxbench.harness.markup.textcut import cut_middle
 from ctxbench.strategies.registry import StrategyError, StrategyServices, register_strategy
-from ctxbench.strategies.trimmer import tool_component
 
 __all__ = ["Summarizer", "SUMMARIZE_PROMPT"]
 
@@ -94,9 +93,7 @@ class Summarizer:
         ledger.add("task", count(task))
         messages = [system, *head]
         for turn, unit in zip(history.turns[boundary:], units[boundary:]):
-            ledger.add("history", count(unit[0]))
-            for obs, msg in zip(turn.observations, unit[1:]):
-                ledger.add(tool_component(obs), count(msg))
+            file_turn(ledger, turn, unit, count)
             messages += unit
         used = budget.counter.count_messages(messages) - count(system)
         if used > budget.available:

@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar
 
 from pydantic import BaseModel
 
-from ctxbench.harness.context import Budget, Context, ContextOverflow
+from ctxbench.harness.context import Budget, Context, ContextOverflow, conversation_problems
 from ctxbench.harness.errors import CheckFailed
 from ctxbench.harness.history import History, Observation, ToolCall, Turn
 from ctxbench.harness.protocols import Completion, Usage
@@ -206,8 +206,16 @@ def _overflowing() -> History:
     return with_turns(history, [*history.turns, last])
 
 
+def _replies_without_calls() -> History:
+    """Every fourth reply calls no tool, as a model that sometimes answers in prose does."""
+    turns = [make_turn(i, "The fix is to return None in divide when b is 0.") if i % 4 == 3 else agent_turn(i)
+             for i in range(24)]
+    return History(SYSTEM, TASK, tuple(turns))
+
+
 CONTRACT_CASES: dict[str, Callable[[], History]] = {
     "growing": lambda: scripted_history(60),
+    "replies_without_calls": _replies_without_calls,
     "huge_outputs": lambda: scripted_history(30, huge=40000),
     "errors": lambda: scripted_history(30, error_heavy=True),
     "many_files": lambda: scripted_history(40, files_per_turn=4),
@@ -263,6 +271,10 @@ def _check_context(ctx: Any, history: History, budget: Budget, enforces: bool, w
         _require(not expected, where, f"tool calls left unanswered: {expected} (a call and its result are one unit)")
         expected = [c["id"] for c in msg.get("tool_calls") or ()]
     _require(not expected, where, f"tool calls left unanswered: {expected} (a call and its result are one unit)")
+    problems = conversation_problems(messages)
+    _require(not problems, where, "the context is a conversation a chat server accepts (it ends with a user or "
+                                  "tool message, no two assistant messages in a row; ctxbench.harness.context."
+                                  "well_formed repairs it, at a cost): " + "; ".join(problems))
     total = budget.counter.count_messages(messages)
     ledgered = sum(ctx.ledger.components.values()) + REPLY_PRIMING
     _require(ledgered == total, where, f"the ledger accounts for every token: components sum to "

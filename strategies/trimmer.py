@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Callable, ClassVar, Literal
+from typing import Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxbench.harness.context import Budget, Context
-from ctxbench.harness.history import assistant_message, note_messages, tool_message
+from ctxbench.harness.history import append_turn, tool_component, tool_message
 from ctxbench.harness.records import ContextLedger, History, Observation
 from ctxbench.harness.markup.textcut import cut_middle
 from ctxbench.strategies.allocation import portion
@@ -30,11 +30,6 @@ def carries_error(obs: Observation) -> bool:
     if obs.is_error or obs.kind == "error":
         return True
     return obs.kind not in _REPO_TEXT_KINDS and bool(_ERROR_WORDS.search(obs.content))
-
-
-def tool_component(obs: Observation) -> Literal["files", "tool_output"]:
-    """Ledger component of a tool message: file reads are `files`, everything else `tool_output`."""
-    return "files" if obs.kind == "file_read" else "tool_output"
 
 
 @register_strategy("trimmer")
@@ -96,18 +91,13 @@ class Trimmer:
         ledger.add("task", count(messages[1]))
         error_room = portion(max(0, budget.available - count(messages[1])), self.params.error_share)
         for turn in history.turns:
-            messages.append(assistant_message(turn))
-            ledger.add("history", count(messages[-1]))
+            replaced = {}
             for obs in turn.observations:
-                content, why = ((obs.content, "") if obs.call_id in spared
-                                else self.trimmed(obs, error_room, budget.counter.count))
-                msg = tool_message(obs, content)
-                tokens = count(msg)
+                if obs.call_id in spared:
+                    continue
+                content, why = self.trimmed(obs, error_room, budget.counter.count)
                 if why:
-                    ledger.act("trimmed", obs.call_id, why, count(tool_message(obs)), tokens)
-                ledger.add(tool_component(obs), tokens)
-                messages.append(msg)
-            for msg in note_messages(turn):
-                ledger.add("history", count(msg))
-                messages.append(msg)
+                    replaced[obs.call_id] = content
+                    ledger.act("trimmed", obs.call_id, why, count(tool_message(obs)), count(tool_message(obs, content)))
+            append_turn(messages, ledger, turn, count, replaced)
         return Context(messages, ledger)

@@ -112,7 +112,7 @@ class History:
 # -- context ledger -------------------------------------------------------------------------------
 
 Component = Literal["system", "task", "pinned", "history", "tool_output", "files", "summary"]
-ActionKind = Literal["trimmed", "masked", "evicted", "summarized", "injected", "selected", "skipped"]
+ActionKind = Literal["trimmed", "masked", "evicted", "summarized", "injected", "selected", "skipped", "repaired"]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench.harness.context import Component, Context, ContextLedger
-from ctxbench.harness.history import History, turn_messages
+from ctxbench.harness.history import NO_TOOL_CALL, History, turn_messages
 from ctxbench.strategies import available_strategies
 from ctxbench.strategies.testing import StrategyContractError, check_strategy
 
@@ -69,6 +69,14 @@ class _DropsResults(_Verbatim):
         return [m for m in out if m["role"] != "tool" or m["tool_call_id"] in last]
 
 
+class _EndsWithAReply(_Verbatim):
+    """Rebuilds a reply without a tool call as the assistant message alone: the context can end with it,
+    or hold two replies in a row, which a chat server refuses."""
+
+    def messages(self, history: History) -> list[dict[str, Any]]:
+        return [m for m in super().messages(history) if m.get("content") != NO_TOOL_CALL]
+
+
 class _Unaccounted(_Verbatim):
     """Its ledger misses the tool output."""
 
@@ -119,6 +127,7 @@ class _LooseParams(_Verbatim):
 
 @pytest.mark.parametrize(("cls", "rule"), [
     (_DropsResults, "unanswered"),
+    (_EndsWithAReply, "a conversation a chat server accepts"),
     (_Unaccounted, "the ledger accounts for every token"),
     (_ReadsAsToolOutput, "the ledger files 0 tokens under 'files'"),
     (_Random, "two fresh instances"),
