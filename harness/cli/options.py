@@ -105,11 +105,14 @@ def load_served_taskset(spec: str | None, experiment_taskset: TasksetSpec | None
 
 def serve(backend: Any, host: str, port: int, verbose: bool, banner: Callable[[str], str], notice: str) -> None:
     """Bind an OpenAI-compatible endpoint for `backend`, print `banner(url)` (stdout) and `notice`
-    (stderr), and serve until Ctrl-C.
+    (stderr), and serve until Ctrl-C or SIGTERM, which end the command as they end every other: exit
+    130 or 143, so that whatever started the server can tell that it was stopped.
 
     Raises:
         InputError: the address cannot be bound (a port taken, an address not of this machine).
+        Interrupted: Ctrl-C or SIGTERM stopped the server.
     """
+    from ctxbench.harness.cli.base import interrupted
     from ctxbench.harness.endpoints.server import make_server
     from ctxbench.harness.errors import InputError
 
@@ -122,7 +125,7 @@ def serve(backend: Any, host: str, port: int, verbose: bool, banner: Callable[[s
         click.echo(notice, err=True)
     try:
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt as exc:
+        raise interrupted(exc, "interrupted: the server stopped") from None
     finally:
         server.server_close()

@@ -40,6 +40,7 @@ def test_the_gateway_answers_the_openai_sdk_with_one_transcript_turn_per_request
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=60)
     assert "stand-in for a model" in err
+    assert process.returncode == 130 and err.rstrip().endswith("error: interrupted: the server stopped")
     (path,) = (tmp_path / "gw" / "observation_masking").glob("*.jsonl")
     turns = [r for r in read_transcript(path) if isinstance(r, TranscriptTurn)]
     assert [t.turn for t in turns] == [0, 1] and [t.request_messages for t in turns] == [2, 4]
