@@ -1,6 +1,6 @@
 """Path checks shared by the taskset loaders, the workspaces and the records: walking a repository
 without following links, whether a path stays inside a folder, and refusing a repository that could
-reach outside itself."""
+reach outside itself; and writing a file whole or not at all."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ctxbench.harness.errors import InputError
 
-__all__ = ["repo_entries", "inside", "check_repository", "name_problem"]
+__all__ = ["repo_entries", "inside", "check_repository", "name_problem", "write_atomically"]
 
 
 def repo_entries(root: Path) -> list[Path]:
@@ -71,3 +71,19 @@ def check_repository(root: Path, where: str) -> None:
                                  f"{root}; a task repository may only link inside itself") from None
         elif not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
             raise InputError(f"{where}: {path} is not a regular file, folder or symlink")
+
+
+def write_atomically(path: Path, data: str | bytes) -> Path:
+    """Write `data` (text as UTF-8) to `path` whole or not at all: into a temporary file beside it, flushed
+    to disk, then renamed over it, so that a process killed while writing leaves the old file or none,
+    never a part of the new one (a zero-byte plot). Returns `path`."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

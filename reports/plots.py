@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ctxbench.harness.paths import write_atomically
 from ctxbench.reports.metrics import PairedComparison, Ratio
 from ctxbench.reports.summary import StrategySummary
 from ctxbench.reports.verdict_table import VERDICT_COLOURS
@@ -29,8 +31,9 @@ def _figure(width: float = 7.0, height: float = 4.0, rows: int = 1) -> tuple[Fig
 
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=_DPI)
-    return path
+    png = io.BytesIO()
+    fig.savefig(png, dpi=_DPI, format="png")
+    return write_atomically(path, png.getvalue())
 
 
 def plot_completion(summaries: list[StrategySummary], path: Path) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ctxbench.harness.errors import InputError
+from ctxbench.harness.paths import write_atomically
 from ctxbench.harness.records import Manifest, RunResult
 from ctxbench.harness.records.results_folder import transcript_path
 from ctxbench.harness.tasks.taskset import load_taskset
@@ -163,7 +164,7 @@ def write_run_pages(path: str | Path, results: list[RunResult], manifest: Manife
         page = run_page_path(path, result)
         page.parent.mkdir(parents=True, exist_ok=True)
         view = read_view(files[result.run_id], result)
-        page.write_text(to_html(page_blocks(view, ctx), f"ctxbench run {result.run_id}"), encoding="utf-8")
+        write_atomically(page, to_html(page_blocks(view, ctx), f"ctxbench run {result.run_id}"))
         pages[result.run_id] = page
     return pages
 

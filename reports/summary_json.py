@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ctxbench.harness.paths import write_atomically
 from ctxbench.reports.loading import ResultsFolder
 from ctxbench.reports.summary import StrategySummary, split_harness_errors
 
@@ -44,6 +45,4 @@ def summary_record(folder: ResultsFolder, summaries: list[StrategySummary]) -> d
 
 def write_summary_json(folder: ResultsFolder, summaries: list[StrategySummary], path: Path) -> Path:
     """Write summary.json (indented, UTF-8) and return its path."""
-    path.write_text(json.dumps(summary_record(folder, summaries), indent=2, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
-    return path
+    return write_atomically(path, json.dumps(summary_record(folder, summaries), indent=2, ensure_ascii=False) + "\n")

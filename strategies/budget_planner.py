@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -169,7 +169,7 @@ class BudgetPlanner:
         """Tokens of kept turn `i` per component: its assistant message (history) and its tool results."""
         ledger = ContextLedger()
         file_turn(ledger, history.turns[i], kept[i], count)
-        return dict(ledger.components)
+        return cast(dict[Component, int], ledger.components)  # file_turn files under Component names only
 
     def _reduce(self, cut: bool, history: History, item: EvictionItem, kept: dict[int, list[dict[str, Any]]],
                 ledger: ContextLedger, count: Callable[[dict[str, Any]], int]) -> dict[Component, int]:
