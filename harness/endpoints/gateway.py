@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxbench.harness.chat import read_opening
 from ctxbench.harness.wire.conversation import fingerprints, own_context, replies
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.context import Context, ContextOverflow
@@ -53,17 +54,9 @@ def conversation_id(messages: list[dict[str, Any]], user: str | None = None) -> 
     """The conversation a request belongs to: its `user` field, or a hash of its system and task messages."""
     if user:
         return "".join(c if c.isalnum() or c in "-_." else "_" for c in user)[:80]
-    opening = []
-    for message in messages:
-        if message.get("role") not in ("system", "developer", "user"):
-            break
-        opening.append([message.get("role"), message.get("content")])
-    return hashlib.sha256(json.dumps(opening, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def _opening_length(messages: list[dict[str, Any]]) -> int:
-    return next((i for i, m in enumerate(messages) if m.get("role") not in ("system", "developer", "user")),
-                len(messages))
+    opening = read_opening(messages)
+    told = [[messages[i].get("role"), messages[i].get("content")] for i in sorted(opening.system + opening.user)]
+    return hashlib.sha256(json.dumps(told, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -171,7 +164,7 @@ class Gateway:
         """The conversation of `family` (one opening) a request belongs to; None where it starts one."""
         if named or not family:
             return family[0] if family else None
-        if len(fingerprints) == _opening_length(messages) or any(c.first == fingerprints for c in family):
+        if read_opening(messages).end == len(messages) or any(c.first == fingerprints for c in family):
             # A first request: a conversation not yet under way takes it (a retried first request);
             # otherwise it is another run of the same opening.
             return next((c for c in family if c.turns == 0 and c.pending == 0), None)

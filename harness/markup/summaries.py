@@ -28,7 +28,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from ctxbench.harness.chat import message_text
+from ctxbench.harness.chat import message_text, read_opening
 from ctxbench.harness.markup.placeholders import exit_code
 from ctxbench.harness.records import Observation, Turn
 
@@ -149,7 +149,7 @@ Claude Code's (it takes the reply's `<summary>` block) and Codex CLI's (it takes
 
 def agent_summary_request(messages: list[dict]) -> str | None:
     """The agent whose compaction request this is (a key of AGENT_SUMMARY_PROMPTS), or None."""
-    user = [m for m in messages[2:] if m.get("role") == "user"]  # after the system prompt and the task
+    user = [m for m in messages[read_opening(messages).task_end:] if m.get("role") == "user"]  # after the task
     if not user:
         return None
     text = message_text(user[-1])

@@ -39,6 +39,7 @@ from collections import OrderedDict
 from functools import reduce
 from typing import Any, ClassVar
 
+from ctxbench.harness.chat import message_text, read_opening
 from ctxbench.harness.wire.conversation import history_from_messages
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.protocols import Completion, ContextLengthExceeded, Usage
@@ -232,7 +233,8 @@ class SimModel:
         fix; a user message (injected snippets, a summary) is judged excerpt by excerpt and line by line.
         """
         total = noise = 0.0
-        for i, m in enumerate(messages[2:], 2):
+        start = read_opening(messages).task_end
+        for i, m in enumerate(messages[start:], start):
             size = v.spans[i][1]
             total += size
             content = v.contents[i]
@@ -260,7 +262,8 @@ class SimModel:
         fix = self._fix(v, applied, prompt / self.p.attention_scale)
         if fix:
             return fix
-        task = messages[1].get("content", "") if len(messages) > 1 else ""
+        opening = read_opening(messages)
+        task = message_text(messages[opening.user[0]]) if opening.user else ""
         candidates = explore(situation(v, self.p, task, tests, last_edit))
         if not candidates:
             if last_edit is not None and not tested_after_edit:

@@ -30,7 +30,7 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from ctxbench.harness.chat import message_text, read_arguments
+from ctxbench.harness.chat import message_text, read_arguments, read_opening
 from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, shell_command_of
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.goldpatch import Hunk
@@ -197,20 +197,16 @@ def native_messages(messages: list[dict[str, Any]], p: SimParams, test_cmd: tupl
     user message it stands in, so that it is read as memory.
     """
     reader = _Reader(p, test_cmd)
-    opening: dict[str, list[str]] = {"system": [], "user": []}
-    opening_sizes = {"system": 0, "user": 0}
-    index = 0
-    while index < len(messages) and messages[index].get("role") != "assistant":
-        side = "system" if messages[index].get("role") in ("system", "developer") else "user"
-        opening[side].append(message_text(messages[index]))
-        opening_sizes[side] += sizes[index]
-        index += 1
-    told = "\n\n".join(opening["user"])
-    out = [{"role": "system", "content": "\n\n".join(opening["system"])}, {"role": "user", "content": statement or told}]
-    out_sizes = [opening_sizes["system"], opening_sizes["user"]]
+    opening = read_opening(messages)
+    told = "\n\n".join(message_text(messages[i]) for i in opening.user)
+    system = "\n\n".join(message_text(messages[i]) for i in opening.system)
+    system_size, told_size = sum(sizes[i] for i in opening.system), sum(sizes[i] for i in opening.user)
+    out = [{"role": "system", "content": system}, {"role": "user", "content": statement or told}]
+    out_sizes = [system_size, told_size]
     if statement and SECTION.search(told):
         out.append({"role": "user", "content": told})
-        out_sizes = [opening_sizes["system"], 0, opening_sizes["user"]]
+        out_sizes = [system_size, 0, told_size]
+    index = opening.end
     seen: dict[str, int] = {}
     while index < len(messages):
         message = messages[index]

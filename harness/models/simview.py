@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxbench.harness.chat import read_arguments
+from ctxbench.harness.chat import read_arguments, read_opening
 from ctxbench.harness.models.simmemory import Memory, parse_memory
 from ctxbench.harness.markup.placeholders import dropped_output, exit_code
 from ctxbench.harness.markup.rendering import Excerpt, parse_excerpts
@@ -147,6 +147,7 @@ def read_view(messages: list[dict[str, Any]], counter: TokenCounter, sizes: list
     sizes = sizes if sizes is not None else [counter.count_message(m) for m in messages]
     v.tokens = sum(sizes) or 1
     acc = 0
+    after_task = read_opening(messages).task_end
     for i, (m, size) in enumerate(zip(messages, sizes)):
         content = m.get("content") or ""
         v.spans.append((acc, size))
@@ -159,7 +160,7 @@ def read_view(messages: list[dict[str, Any]], counter: TokenCounter, sizes: list
             v.results[m.get("tool_call_id", "")] = (content, i)
         if m.get("role") in ("tool", "user") and "| " in content:
             v.excerpts.extend((i, e) for e in parse_excerpts(content))
-        if m.get("role") == "user" and i >= 2:
+        if m.get("role") == "user" and i >= after_task:
             v.memory.merge(parse_memory(content))
     edits = [(i, str(args.get("path")), str(args.get("old_text", args.get("content", ""))).split("\n"))
              for cid, (name, args, i) in v.calls.items() if name in _EDITS and not v.failed(cid)]

@@ -29,7 +29,7 @@ import re
 import shlex
 from typing import Any
 
-from ctxbench.harness.chat import message_text, read_arguments
+from ctxbench.harness.chat import message_text, read_arguments, read_opening
 from ctxbench.harness.history import History, Observation, ObservationKind, ToolCall, Turn
 from ctxbench.harness.records.run_records import ObservationChannel, OwnContext
 from ctxbench.harness.wire.shell_reading import SUBMIT_MARKER, exit_status, read_command
@@ -79,16 +79,10 @@ def history_from_messages(messages: list[dict[str, Any]], test_commands: tuple[t
         test_commands: the task's test commands, so that the agent's runs of them read as test runs.
         submit_marker: what a text-mode agent echoes to submit.
     """
-    index = 0
-    system: list[str] = []
-    task: list[str] = []
-    while index < len(messages) and messages[index].get("role") != "assistant":
-        role = messages[index].get("role")
-        if role in ("system", "developer"):
-            system.append(message_text(messages[index]))
-        elif role == "user":
-            task.append(message_text(messages[index]))
-        index += 1
+    opening = read_opening(messages)
+    system = [message_text(messages[i]) for i in opening.system]
+    task = [message_text(messages[i]) for i in opening.user]
+    index = opening.end
     turns: list[Turn] = []
     while index < len(messages):
         message = messages[index]
