@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from ctxbench.harness.chat import content_text, message_text, parse_arguments, read_arguments, read_opening
 from ctxbench.harness.wire.conversation import fenced_command, history_from_messages
 from ctxbench.strategies.hook import StrategyHook, apply_strategy
 
@@ -89,3 +92,32 @@ def test_a_hook_without_a_system_message_adds_none():
     conversation = text_mode_conversation()[1:]
     hook = StrategyHook("baseline", context_window=64_000, max_output_tokens=512)
     assert hook(conversation).messages == conversation
+
+
+def test_every_format_s_text_parts_read_and_join_one_way():
+    parts = [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {}}, {"type": "text", "text": "b"}]
+    assert content_text(parts) == "a\nb" == message_text({"role": "user", "content": parts})
+    responses = [{"type": "input_text", "text": "a"}, {"type": "output_text", "text": "b"}, {"type": "reasoning"}]
+    assert content_text(responses, ("input_text", "output_text", "text")) == "a\nb"
+    assert content_text(responses) == "" and content_text(None) == "" and content_text("as is") == "as is"
+
+
+def test_tool_call_arguments_are_read_strictly_for_the_tools_and_leniently_for_a_conversation():
+    assert parse_arguments("") == {} and parse_arguments('{"path": "a.py"}') == {"path": "a.py"}
+    for bad in ("[1, 2]", "{not json"):
+        with pytest.raises(ValueError):
+            parse_arguments(bad)
+        assert read_arguments(bad) == {}
+    assert read_arguments({"command": "ls"}) == {"command": "ls"} and read_arguments(None) == {}
+
+
+def test_an_opening_ends_at_the_first_reply_whatever_it_holds():
+    codex = [{"role": "system", "content": "instructions"}, {"role": "developer", "content": "sandbox"},
+             {"role": "user", "content": "environment"}, {"role": "user", "content": "the task"},
+             {"role": "assistant", "content": "on it"}, {"role": "user", "content": "more"}]
+    opening = read_opening(codex)
+    assert (opening.end, opening.system, opening.user, opening.task_end) == (4, (0, 1), (2, 3), 3)
+    history = history_from_messages(codex)
+    assert (history.system_prompt, history.task_statement) == ("instructions\n\nsandbox", "environment\n\nthe task")
+    no_system = read_opening([{"role": "user", "content": "the task"}, {"role": "user", "content": "a snippet"}])
+    assert (no_system.end, no_system.system, no_system.task_end) == (2, (), 1)
