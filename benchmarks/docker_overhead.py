@@ -28,7 +28,7 @@ from ctxbench.harness.config import load_config
 from ctxbench.harness.environments.docker import exec_in, image_problem, remove_container, run_once, start_container
 from ctxbench.harness.run.runner import prepare, run_experiment
 from ctxbench.harness.records.taskset_records import Container
-from ctxbench.harness.environments.workspace import container_slots
+from ctxbench.harness.environments.docker_environment import container_slots
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,5 +1,5 @@
 """The `docker` an external agent gets in a docker-backed run: a stand-in that reaches only the run's
-own container, through a Unix socket that ctxbench serves (ctxbench.harness.environments.docker.serve_exec),
+own container, through a Unix socket that ctxbench serves (ctxbench.harness.environments.docker_environment.serve_exec),
 never the docker daemon.
 
 Written into the agent's folder as `bin/docker` (first on its PATH, and the `{docker}` placeholder)

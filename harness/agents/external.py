@@ -31,7 +31,6 @@ from ctxbench.harness.config.agent import AgentSpec
 from ctxbench.harness.agents.route import AgentRoute
 from ctxbench.harness.endpoints.server import make_unix_server
 from ctxbench.harness.config import ExperimentConfig
-from ctxbench.harness.environments.docker import serve_exec
 from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import History, Task, TranscriptEnd
@@ -40,7 +39,7 @@ from ctxbench.harness.sandbox import Sandbox, run_contained
 from ctxbench.harness.environments.testenv import test_env_vars
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.records.transcript import TranscriptWriter
-from ctxbench.harness.environments.workspace import DockerWorkspace, Workspace, container_env
+from ctxbench.harness.environments.workspace import Workspace
 from ctxbench.harness.environments.workspace_files import WorkspaceFiles
 from ctxbench.strategies.hook import StrategyHook
 from ctxbench.strategies.registry import StrategyServices
@@ -89,9 +88,9 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
     serving = threading.Thread(target=server.serve_forever, name="agent-route", daemon=True)
     serving.start()
     executing = None
-    if isinstance(ws, DockerWorkspace) and ws.container is not None:  # the agent's `docker` reaches this one
-        executing = serve_exec(ws.container, folder / "container.sock", container_env(), deadline,
-                               config.limits.tool_output_bytes)
+    container = ws.live_container()
+    if container is not None:  # the agent's `docker` reaches this one
+        executing = container.serve(folder / "container.sock", deadline, config.limits.tool_output_bytes)
         threading.Thread(target=executing.serve_forever, name="agent-container", daemon=True).start()
     try:
         result = _contained(run, ws, folder, statement, token, deadline)
@@ -128,9 +127,10 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
     values = {"{statement}": statement.read_text(), "{statement_file}": str(statement), "{model}": model_name,
               "{workspace}": str(ws.root)}
     python = run.python
-    if isinstance(ws, DockerWorkspace) and ws.container is not None:
-        bin_dir = _docker_folder(folder, ws.container)
-        values.update({"{docker}": str(bin_dir / "docker"), "{image}": ws.spec.image, "{workdir}": ws.spec.workdir})
+    container = ws.live_container()
+    if container is not None:
+        bin_dir = _docker_folder(folder, container.name)
+        values.update({"{docker}": str(bin_dir / "docker"), "{image}": container.image, "{workdir}": container.workdir})
         python = sys.executable  # what the stand-in runs with: the relay's own interpreter, in the jail already
     else:
         bin_dir = _python_folder(folder, run.python)

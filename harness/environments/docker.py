@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
-import selectors
 import shutil
-import socketserver
-import struct
 import subprocess
 import tarfile
 import tempfile
@@ -33,7 +29,7 @@ from ctxbench.harness.records.taskset_records import Container
 
 __all__ = ["LABEL", "docker_problem", "image_problem", "image_id", "image_tree", "start_container", "exec_in",
            "run_once", "remove_container", "sweep_containers", "acquire_slot", "container_slot", "max_containers",
-           "owned_containers", "serve_exec"]
+           "owned_containers", "env_args", "timed"]
 
 LABEL = "ctxbench.owner"
 _CLIENT = Sandbox("none", limits=ResourceLimits(address_space=1 << 40, processes=4096))
@@ -249,11 +245,12 @@ def start_container(spec: Container, mounts: dict[Path, str]) -> str:
     return name
 
 
-def _env_args(env: dict[str, str]) -> list[str]:
+def env_args(env: dict[str, str]) -> list[str]:
+    """`docker exec`/`run` options that set `env` in the container."""
     return [arg for key, value in sorted(env.items()) for arg in ("--env", f"{key}={value}")]
 
 
-def _timed(argv: list[str], timeout_s: float) -> list[str]:
+def timed(argv: list[str], timeout_s: float) -> list[str]:
     """`argv` killed inside the container at the timeout, its process group with it (coreutils `timeout`)."""
     return ["timeout", "--kill-after=2", f"{max(1, int(timeout_s))}", *argv]
 
@@ -272,7 +269,7 @@ def exec_in(name: str, argv: list[str], timeout_s: float, env: dict[str, str], o
     """Run `argv` in the running container `name`, with a timeout inside it and one on the client; what
     it leaves running (its children, a fork bomb's processes) is killed when it ends, so that they hold
     none of the container's process limit for the next command."""
-    command = ["docker", "exec", *_env_args(env), name, "sh", "-c", _SWEPT, f"{max(1, int(timeout_s))}", *argv]
+    command = ["docker", "exec", *env_args(env), name, "sh", "-c", _SWEPT, f"{max(1, int(timeout_s))}", *argv]
     return _client(command, timeout_s, output_cap)
 
 
@@ -281,8 +278,8 @@ def run_once(spec: Container, argv: list[str], mounts: dict[Path, str], timeout_
     """Run `argv` in a fresh container from the image (holding a slot in `slots`), removed afterwards
     whatever happened."""
     name = _name("eval")
-    command = ["docker", "run", *_create_args(spec, name, mounts), *_env_args(env), "--entrypoint", "timeout",
-               spec.image, *_timed(argv, timeout_s)[1:]]
+    command = ["docker", "run", *_create_args(spec, name, mounts), *env_args(env), "--entrypoint", "timeout",
+               spec.image, *timed(argv, timeout_s)[1:]]
     try:
         with container_slot(slots):
             return _client(command, timeout_s, output_cap)
@@ -333,87 +330,3 @@ def sweep_containers() -> int:
         remove_container(name)
         removed += 1
     return removed
-
-
-class _ExecServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    container: str
-    env: dict[str, str]
-    deadline: float
-    output_cap: int
-
-
-class _ExecHandler(socketserver.StreamRequestHandler):
-    """One command of the docker stand-in (ctxbench.harness.agents.docker_standin): run it in the container by
-    `docker exec`, its standard output and error sent back as frames, then its exit code."""
-
-    server: _ExecServer
-
-    def handle(self) -> None:
-        try:
-            request = json.loads(self.rfile.readline(1 << 20))
-            argv, workdir, env = request["argv"], request.get("workdir") or "", request.get("env") or {}
-            if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
-                    and isinstance(workdir, str) and isinstance(env, dict)
-                    and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
-                raise ValueError("expected argv (a list of strings), workdir and env")
-        except (ValueError, KeyError, TypeError) as exc:
-            self._frame(b"e", f"docker: bad request: {exc}\n".encode())
-            self._frame(b"x", 125)
-            return
-        if workdir and not workdir.startswith("/"):
-            self._frame(b"e", f"docker: the working directory {workdir!r} is not an absolute path\n".encode())
-            self._frame(b"x", 125)
-            return
-        left = self.server.deadline - time.monotonic()
-        if left <= 1:
-            self._frame(b"e", b"docker: the run's time is up\n")
-            self._frame(b"x", 124)
-            return
-        server = self.server
-        command = ["docker", "exec", *(["--workdir", workdir] if workdir else []),
-                   *_env_args({**server.env, **env}), server.container, *_timed(argv, left)]
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert proc.stdout is not None and proc.stderr is not None
-        sent, gone = 0, False
-        with selectors.DefaultSelector() as streams:
-            streams.register(proc.stdout, selectors.EVENT_READ, b"o")
-            streams.register(proc.stderr, selectors.EVENT_READ, b"e")
-            while streams.get_map():
-                for key, _ in streams.select():
-                    data = os.read(key.fd, 65536)
-                    if not data:
-                        streams.unregister(key.fileobj)
-                        continue
-                    keep = data[:max(0, server.output_cap - sent)]
-                    sent += len(data)
-                    if keep and not gone:
-                        try:
-                            self._frame(key.data, keep)
-                        except OSError:  # the agent stopped waiting (its own timeout): stop the command
-                            gone = True
-                            proc.kill()
-        code = proc.wait()
-        if not gone:
-            if sent > server.output_cap:
-                self._frame(b"e", f"\n[docker: {sent - server.output_cap} bytes of output omitted]\n".encode())
-            self._frame(b"x", code)
-
-    def _frame(self, kind: bytes, body: bytes | int) -> None:
-        if isinstance(body, int):
-            self.wfile.write(kind + struct.pack("!i", body))
-        else:
-            self.wfile.write(kind + struct.pack("!i", len(body)) + body)
-        self.wfile.flush()
-
-
-def serve_exec(container: str, path: Path, env: dict[str, str], deadline: float,
-               output_cap: int) -> socketserver.BaseServer:
-    """Serve the docker stand-in's commands on the Unix socket `path`: each runs in `container` (and no
-    other), with `env` under what the command sets, killed inside the container when the run's time
-    (`deadline`, monotonic) is up; at most `output_cap` bytes of each command's output are passed on.
-    The caller runs `serve_forever` in a thread and shuts it down."""
-    server = _ExecServer(str(path), _ExecHandler)
-    os.chmod(path, 0o777)  # the agent's jail may map it to another user; the folder is the run's alone
-    server.container, server.env, server.deadline, server.output_cap = container, env, deadline, output_cap
-    return server

@@ -16,18 +16,18 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from ctxbench.harness.records.evaluation import Evaluation
-from ctxbench.harness.environments.docker import image_tree, sweep_containers
+from ctxbench.harness.environments.docker import sweep_containers
 from ctxbench.harness.environments.gitcmd import GitError, checkout_tree, git
 from ctxbench.harness.paths import check_repository
 from ctxbench.harness.records import Task
 from ctxbench.harness.sandbox import Sandbox, owner_tag, process_start, sweep_cgroups
-from ctxbench.harness.environments.testenv import cache_dir
 
-__all__ = ["IGNORED", "work_root", "prepare_template", "image_overlay", "template_state", "remove_templates", "tree_state",
-           "copy_tree", "snapshot", "template_snapshot", "BASE_EVALUATIONS", "sweep_stale", "Leftovers",
-           "sweep_leftovers"]
+__all__ = ["IGNORED", "work_root", "prepare_template", "TemplateOverlay", "image_overlay", "template_state",
+           "remove_templates", "tree_state", "copy_tree", "snapshot", "template_snapshot", "BASE_EVALUATIONS",
+           "sweep_stale", "Leftovers", "sweep_leftovers"]
 
 IGNORED = ("__pycache__", "*.pyc", ".pytest_cache")
 """Names no template or patch holds: the template's .git/info/exclude lists them."""
@@ -35,12 +35,12 @@ IGNORED = ("__pycache__", "*.pyc", ".pytest_cache")
 FileState = tuple[int, int, int]
 """(size, mtime in ns, mode) of a file."""
 
-_TEMPLATES: dict[tuple[str, str | None, str | None, str | None], Path] = {}
+_TEMPLATES: dict[tuple[str, str | None, str | None], Path] = {}
 _TEMPLATE_STATE: dict[Path, dict[str, FileState]] = {}
 _SNAPSHOTS: dict[Path, dict[str, tuple[int, ...]] | None] = {}
-BASE_EVALUATIONS: dict[tuple[Path, str, str, float, Sandbox], Evaluation] = {}
-"""The base's evaluation per (template, task id, interpreter, timeout, sandbox); see
-ctxbench.harness.environments.workspace.base_evaluation."""
+BASE_EVALUATIONS: dict[tuple[Any, ...], Evaluation] = {}
+"""The base's evaluation per task, environment, interpreter, timeout and sandbox; see
+ctxbench.harness.environments.baseline.base_evaluation."""
 
 
 def work_root() -> Path:
@@ -56,53 +56,69 @@ def work_root() -> Path:
     return Path(tempfile.gettempdir())
 
 
-def prepare_template(task: Task) -> Path:
+class TemplateOverlay(Protocol):
+    """Files a task's template gets besides its base, from where the task runs (the docker
+    environment's: what its image holds in `workdir`)."""
+
+    @property
+    def key(self) -> str:
+        """Names the overlay in the template cache: templates of one base with other overlays differ."""
+        ...
+
+    def tree(self) -> Path | None:
+        """The folder whose entries the base lacks are added (None: nothing to add)."""
+        ...
+
+
+def prepare_template(task: Task, overlay: TemplateOverlay | None = None) -> Path:
     """The task's base repository as a git repo, built once per process and copied for each run.
 
-    The cache is keyed by (repository folder, base commit, image, workdir): it holds while the taskset
-    does not change under a running experiment (its content hash was taken when the experiment
-    started). A template is never written after it is built: every run works on its own copy.
+    The cache is keyed by (repository folder, base commit, overlay): it holds while the taskset does
+    not change under a running experiment (its content hash was taken when the experiment started).
+    A template is never written after it is built: every run works on its own copy.
 
-    A task with a container gets, besides the base, what its image holds in `workdir` and the base
-    does not (what the image built in place: compiled extensions, generated files; `image_overlay`),
-    so that the container sees the image's workdir as the image has it. Those files are not part of
-    the base commit and git ignores them (the template's .git/info/exclude names each), so they are
-    never in a patch.
+    With an `overlay`, the template gets what the overlay's tree holds and the base does not
+    (`image_overlay`), so that, for docker, the container sees the image's workdir as the image has
+    it. Those files are not part of the base commit and git ignores them (the template's
+    .git/info/exclude names each), so they are never in a patch.
     """
-    spec = task.container
-    key = (str(task.repo_dir), task.base_commit, spec.image if spec else None, spec.workdir if spec else None)
+    key = (str(task.repo_dir), task.base_commit, overlay.key if overlay else None)
     cached = _TEMPLATES.get(key)
     if cached is not None and cached.exists():
         return cached
     root = Path(tempfile.mkdtemp(prefix=f"ctxbench-template-{owner_tag()}-", dir=work_root())) / "repo"
     try:
-        if task.base_commit:
-            root.mkdir()
-            checkout_tree(task.repo_dir, task.base_commit, root)
-        else:  # links are copied as links, never followed (the taskset's loader refused any leading out)
-            shutil.copytree(task.repo_dir, root, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED, ".git"))
-        check_repository(root, f"task {task.id}")
-        # A bare-minimum .git (no sample hooks, no reflog, one pack file) keeps each run's copy small.
-        git(["init", "-q", "--template=", "-b", "main"], root)
-        (root / ".git" / "info").mkdir(exist_ok=True)
-        (root / ".git" / "info" / "exclude").write_text("\n".join(IGNORED) + "\n")
-        # --force: the base holds every file, those its own .gitignore lists included (a tracked
-        # `pkg/version.py` that .gitignore names must still show up in the agent's patch when edited).
-        git(["add", "-A", "--force"], root)
-        git(["-c", "core.logAllRefUpdates=false", "commit", "-q", "--no-verify", "-m", "base"], root)
-        git(["repack", "-a", "-d", "-n", "-q"], root)  # -d also prunes the loose objects now packed
-        if spec is not None:
-            tree = image_tree(spec, cache_dir() / "image-trees")
-            if tree is not None:
-                added = image_overlay(tree, root)
-                with (root / ".git" / "info" / "exclude").open("a") as fh:
-                    fh.writelines(_literal_pattern(rel) + "\n" for rel in added)
+        _build_template(task, root)
+        tree = overlay.tree() if overlay else None
+        if tree is not None:
+            added = image_overlay(tree, root)
+            with (root / ".git" / "info" / "exclude").open("a") as fh:
+                fh.writelines(_literal_pattern(rel) + "\n" for rel in added)
     except BaseException:  # a half-built template is not left behind
         shutil.rmtree(root.parent, ignore_errors=True)
         raise
     _TEMPLATES[key] = root
     _TEMPLATE_STATE[root] = tree_state(root)
     return root
+
+
+def _build_template(task: Task, root: Path) -> None:
+    """The task's base files in `root`, a fresh git repository whose one commit holds all of them."""
+    if task.base_commit:
+        root.mkdir()
+        checkout_tree(task.repo_dir, task.base_commit, root)
+    else:  # links are copied as links, never followed (the taskset's loader refused any leading out)
+        shutil.copytree(task.repo_dir, root, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED, ".git"))
+    check_repository(root, f"task {task.id}")
+    # A bare-minimum .git (no sample hooks, no reflog, one pack file) keeps each run's copy small.
+    git(["init", "-q", "--template=", "-b", "main"], root)
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    (root / ".git" / "info" / "exclude").write_text("\n".join(IGNORED) + "\n")
+    # --force: the base holds every file, those its own .gitignore lists included (a tracked
+    # `pkg/version.py` that .gitignore names must still show up in the agent's patch when edited).
+    git(["add", "-A", "--force"], root)
+    git(["-c", "core.logAllRefUpdates=false", "commit", "-q", "--no-verify", "-m", "base"], root)
+    git(["repack", "-a", "-d", "-n", "-q"], root)  # -d also prunes the loose objects now packed
 
 
 def image_overlay(tree: Path, root: Path) -> list[str]:

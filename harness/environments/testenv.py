@@ -10,10 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ctxbench.harness.environments.docker import image_problem
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Task, TasksetEnvironment
-from ctxbench.harness.swebench.grading import swebench_problem
 
 __all__ = ["resolve_interpreter", "test_env_vars", "cache_dir", "command_problem", "test_argv"]
 
@@ -25,10 +23,7 @@ def cache_dir() -> Path:
 def resolve_interpreter(env: TasksetEnvironment) -> str:
     """Path of the Python that runs the tests: `python` as given, or a venv (made from `python`, or
     from the interpreter running ctxbench) with `requirements` installed, built once and cached
-    under `cache_dir()/envs` for every later run, experiment and process. With the docker backend,
-    the interpreter inside the image (`python` unless given)."""
-    if env.backend == "docker":  # the image holds the environment: its own interpreter, nothing to build
-        return env.python or "python"
+    under `cache_dir()/envs` for every later run, experiment and process (the local environment's)."""
     base = env.python or sys.executable
     if env.python and not Path(env.python).exists():
         raise InputError(f"taskset environment: interpreter {env.python} does not exist")
@@ -102,11 +97,8 @@ def _repo_file(task: Task, rel: str) -> tuple[bool, bool, bytes] | None:
 def command_problem(task: Task, python: str) -> str | None:
     """Why the task's test command cannot start (not found, a folder, not executable, a script whose
     interpreter is missing), or None. A relative path is looked up in the task's repository, a bare
-    name on the tests' PATH. Such a command is the taskset's fault, never the agent's. A task that
-    runs in a container is checked for its image (present locally) and, graded by the swebench
-    package, for that package."""
-    if task.container is not None:
-        return _container_problem(task)
+    name on the tests' PATH. Such a command is the taskset's fault, never the agent's (the local
+    environment's check)."""
     argv = test_argv(task, python)
     if not argv:
         return "test_cmd is empty"
@@ -140,10 +132,3 @@ def command_problem(task: Task, python: str) -> str | None:
             if shutil.which(words[1], path=test_env_vars(task.repo_dir)["PATH"]) is None:
                 return f"{exe} runs {words[1]!r} (#!{' '.join(words)}), which is not found on PATH"
     return None
-
-
-def _container_problem(task: Task) -> str | None:
-    assert task.container is not None
-    if not task.test_cmd and task.swebench is None:
-        return "test_cmd is empty"
-    return image_problem(task.container.image) or (swebench_problem(task.swebench) if task.swebench else None)

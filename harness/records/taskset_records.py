@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import field
 from pathlib import Path
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic.dataclasses import dataclass
@@ -21,24 +21,26 @@ __all__ = ["TasksetEnvironment", "Container", "SwebenchGrading", "Task", "Taskse
 
 
 class TasksetEnvironment(BaseModel):
-    """Where a taskset's tests run: here (`local`), or in containers from a docker image."""
+    """Where a taskset's runs and tests happen: the environment named by `backend` (`local`, `docker`,
+    or one a package registers; ctxbench.harness.environments.registry), and its settings.
+
+    Which keys an environment takes is its own to say (checked when the taskset is loaded):
+    `python` and `requirements` are local's, `image` to `pids` docker's, and a third-party
+    environment's settings go in `options`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     python: str | None = Field(None, description="Interpreter path to run tests with (in the image with docker).")
     requirements: tuple[str, ...] = Field((), description="Requirements installed once into a cached venv.")
-    backend: Literal["local", "docker"] = Field("local", description="Where runs and their tests happen.")
+    backend: str = Field("local", min_length=1, description="The environment runs and their tests happen in, by name.")
     image: str | None = Field(None, description="docker: the image a run's containers start from.")
     workdir: str = Field("/testbed", description="docker: where the repository is inside the container.")
     memory_mb: int = Field(4096, ge=64, description="docker: memory limit of each container, MiB.")
     cpus: float = Field(2.0, gt=0, description="docker: CPUs each container may use.")
     pids: int = Field(512, ge=16, description="docker: processes each container may hold.")
+    options: dict[str, Any] = Field({}, description="A third-party environment's own settings (its `Options`).")
 
     @model_validator(mode="after")
-    def _backend_keys(self) -> TasksetEnvironment:
-        if self.backend == "docker" and self.requirements:
-            raise ValueError("requirements are for the local backend; a docker image holds its own environment")
-        if self.backend == "local" and self.image:
-            raise ValueError("image needs backend: docker")
+    def _absolute_workdir(self) -> TasksetEnvironment:
         if not self.workdir.startswith("/"):
             raise ValueError("workdir must be an absolute path inside the container")
         return self
@@ -46,14 +48,17 @@ class TasksetEnvironment(BaseModel):
     @model_serializer(mode="wrap")
     def _without_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """Keys at their default left out, past `python` and `requirements`: a local environment
-        dumps (and so hashes) as it did before the docker keys existed."""
+        dumps (and so hashes) as it did before the other keys existed."""
         out: dict[str, Any] = handler(self)
         return {k: v for k, v in out.items()
                 if k in ("python", "requirements") or v != type(self).model_fields[k].default}
 
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
+
     def container(self) -> Container | None:
-        """The container spec of a docker environment (None for local, or docker without an image)."""
-        if self.backend != "docker" or not self.image:
+        """The container spec the docker keys give (None without an image)."""
+        if not self.image:
             return None
         return Container(self.image, self.workdir, self.python or "python", self.memory_mb, self.cpus, self.pids)
 
@@ -115,10 +120,15 @@ class Task:
     """The repository's name as the taskset gives it."""
     environment: TasksetEnvironment | None = None
     """Where this task's tests run, instead of the taskset's environment."""
-    container: Container | None = None
-    """The image the task runs in (from its or the taskset's docker environment); None: local."""
+    runs_in: TasksetEnvironment = field(default_factory=TasksetEnvironment)
+    """Where the task runs: its own environment, else the taskset's (a SWE-bench instance's image filled in)."""
     swebench: SwebenchGrading | None = None
-    """Graded by the swebench package's eval script and log parser (docker only); None: JUnit XML."""
+    """Graded by the swebench package's eval script and log parser (in a container); None: JUnit XML."""
+
+    @property
+    def container(self) -> Container | None:
+        """The image the task's runs start from and each container's limits (None without an image)."""
+        return self.runs_in.container()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ctxbench.harness import concurrency
 from ctxbench.harness.run.single_run import FinishedRun, RunContext, RunSpec
-from ctxbench.harness.environments.templates import prepare_template
+from ctxbench.harness.environments import environment_for
 
 __all__ = ["RunHolder", "holders_for"]
 
@@ -31,7 +31,7 @@ class RunHolder:
     def run_one(self, spec: RunSpec) -> FinishedRun:
         task = next(t for t in self.ctx.taskset.tasks if t.id == spec.task_id)
         with self.building:  # the first runs of a task arrive together: its template is built once
-            prepare_template(task)
+            environment_for(task).warm(task)
         return self.run(self.ctx, spec)
 
 

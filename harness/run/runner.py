@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from ctxbench.harness.run.executors import check_ray, execute
 from ctxbench.harness.records.folderlock import FolderLock
 from ctxbench.harness.models import check_upstream
 from ctxbench.harness.pricing import resolve_prices
-from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, StrategyEntry, Taskset, TasksetInfo
+from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, StrategyEntry, Task, Taskset, TasksetInfo
 from ctxbench.harness.protocols import StaticRepo
 from ctxbench.harness.records.results import ResultsWriter, read_results, repair_jsonl
 from ctxbench.harness.records.results_folder import read_manifest
@@ -32,11 +31,11 @@ from ctxbench.harness.run.single_run import (FinishedRun, RunContext, RunSpec, c
                                          run_seed, transcript_path)
 from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
 from ctxbench.harness.tasks.hashing import taskset_hash
-from ctxbench.harness.environments.testenv import command_problem, resolve_interpreter
+from ctxbench.harness.environments import environment_for, preflight_taskset
 from ctxbench.harness.tokens import TokenizerError
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS
 from ctxbench.harness.version import __version__
-from ctxbench.harness.environments.workspace import prepare_template, remove_templates, sweep_leftovers
+from ctxbench.harness.environments.workspace import remove_templates, sweep_leftovers
 from ctxbench.strategies import StrategyServices, arm_problems, create_strategy, validate_params
 
 __all__ = ["RunSpec", "RunContext", "plan_runs", "run_one", "run_experiment", "prepare", "load_experiment",
@@ -110,8 +109,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
             except ContextOverflow as exc:
                 raise InputError(f"strategy {s.key}: {exc}") from exc
     check_gold_patches(taskset)
-    interpreters = {t.id: resolve_interpreter(taskset.environment_for(t)) for t in taskset.tasks}
-    check_test_commands(taskset, interpreters)
+    interpreters = preflight_taskset(taskset)  # each task's environment says what it needs
     fixed = fixed_variables(config, taskset, system_prompt)
     if agents:  # experiments of the builtin loop alone keep the fixed variables they always had
         fixed["agent"] = agent_fixed_variable(config, agents)
@@ -126,16 +124,16 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
 
 
 def check_agents_run_here(config: ExperimentConfig, taskset: Taskset) -> None:
-    """An external agent runs on this machine, in the run's folder. For a task whose runs are
+    """An external agent runs on this machine, in the run's folder. For a task whose environment runs
     containers it must take the run's container (name `{docker}` or `{image}`: its commands then run
     there, docs/environments.md), else its commands and test runs would not see the image; and the
-    container placeholders mean nothing for a local task.
+    container placeholders mean nothing for a task that runs here.
 
     Raises:
         InputError: naming the arm, its agent and the first such tasks.
     """
-    contained = [t.id for t in taskset.tasks if t.container is not None]
-    local = [t.id for t in taskset.tasks if t.container is None]
+    contained = [t for t in taskset.tasks if environment_for(t).containers]
+    local = [t for t in taskset.tasks if not environment_for(t).containers]
     for arm in config.strategies:
         agent = config.agent_of(arm)
         if agent.builtin:
@@ -144,14 +142,22 @@ def check_agents_run_here(config: ExperimentConfig, taskset: Taskset) -> None:
         if contained and not agent.takes_container:
             more = f" and {len(contained) - 3} more" if len(contained) > 3 else ""
             raise InputError(f"{where}: the external agent {agent.label} would run on this machine, outside the "
-                             f"containers of backend docker (tasks {', '.join(contained[:3])}{more}): give it the "
-                             "run's container with {docker} (or {image}) in its command or env, or use agent: "
+                             f"containers of backend {_backends(contained)} (tasks {_ids(contained)}{more}): give it "
+                             "the run's container with {docker} (or {image}) in its command or env, or use agent: "
                              "builtin (docs/environments.md)")
         named = agent.container_placeholders()
         if local and named:
             more = f" and {len(local) - 3} more" if len(local) > 3 else ""
             raise InputError(f"{where}: the container placeholders {', '.join(named)} mean nothing for tasks "
-                             f"{', '.join(local[:3])}{more} (backend local: no container)")
+                             f"{_ids(local)}{more} (backend {_backends(local)}: no container)")
+
+
+def _ids(tasks: list[Task]) -> str:
+    return ", ".join(t.id for t in tasks[:3])
+
+
+def _backends(tasks: list[Task]) -> str:
+    return ", ".join(sorted({t.runs_in.backend for t in tasks}))
 
 
 def check_output_dir(out: Path, key: str) -> None:
@@ -167,19 +173,6 @@ def check_output_dir(out: Path, key: str) -> None:
         raise InputError(f"{key}: {out} lies under {existing}, which is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"{key}: {existing} is not writable, so {out} cannot be written")
-
-
-def check_test_commands(taskset: Taskset, interpreters: dict[str, str]) -> None:
-    """Every task's test command can start (checked once, before the first run).
-
-    Raises:
-        InputError: naming the taskset file, the task and why the command cannot start.
-    """
-    where = taskset.path / "taskset.yaml" if taskset.path.is_dir() else taskset.path
-    for task in taskset.tasks:
-        problem = command_problem(task, interpreters[task.id])
-        if problem:
-            raise InputError(f"{where}: task {task.id}: test_cmd {shlex.join(task.test_cmd)!r} cannot start: {problem}")
 
 
 def check_gold_patches(taskset: Taskset) -> None:
@@ -330,7 +323,7 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any,
         print(f"ctxbench: {line}", file=sys.stderr)
     if ctx.config.executor == "local":
         for task in ctx.taskset.tasks:
-            prepare_template(task)  # built once here; forked workers inherit them (Ray workers build their own)
+            environment_for(task).warm(task)  # built once here; forked workers inherit it (Ray workers build their own)
     writer = ResultsWriter(runs_path)
 
     def record(run: FinishedRun) -> None:

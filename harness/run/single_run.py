@@ -29,7 +29,8 @@ from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS, Toolbox
 from ctxbench.harness.records.transcript import TranscriptWriter, compress_transcript, read_transcript
 from ctxbench.harness.tasks.validate import base_collection_failure
-from ctxbench.harness.environments.workspace import Evaluation, Workspace, base_evaluation
+from ctxbench.harness.environments import Workspace, base_evaluation, environment_for
+from ctxbench.harness.environments.workspace import Evaluation
 from ctxbench.harness.environments.workspace_files import WorkspaceFiles
 from ctxbench.strategies import StrategyServices, create_strategy
 
@@ -129,8 +130,8 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
     try:
         config = ctx.config
         budget = make_budget(config, ctx.system_prompt)
-        ws = Workspace.create(task, ctx.interpreters[task.id], sandbox=ctx.sandbox,
-                              output_cap=config.limits.tool_output_bytes, keep=config.keep_workspaces)
+        ws = environment_for(task).prepare(task, ctx.interpreters[task.id], sandbox=ctx.sandbox,
+                                           output_cap=config.limits.tool_output_bytes, keep=config.keep_workspaces)
         model = (model_factory or (lambda t, c, s: make_model(config.model, t, c, s)))(task, budget.counter, spec.seed)
         deadline = start + config.limits.run_timeout_s
         agent = ctx.agents.get(spec.strategy)

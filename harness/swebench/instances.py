@@ -12,17 +12,18 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
+from ctxbench.harness.environments import registry as environments
 from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.paths import inside, name_problem
 from ctxbench.harness.records import Manifest, Task, Taskset, TasksetEnvironment
-from ctxbench.harness.records.taskset_records import Container, SwebenchGrading
+from ctxbench.harness.records.taskset_records import SwebenchGrading
 from ctxbench.harness.records.results import read_results
 from ctxbench.harness.records.results_folder import read_manifest
 from ctxbench.harness.unidiff import patch_paths
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["load_swebench", "export_predictions", "test_directives", "environment_file", "DEFAULT_TEST_CMD",
-           "swebench_image", "task_container"]
+           "swebench_image", "task_environment"]
 
 _REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
              "FAIL_TO_PASS", "PASS_TO_PASS")
@@ -52,12 +53,16 @@ def test_directives(test_patch: str) -> tuple[str, ...]:
 
 
 def _environment(value: Any, where: str) -> TasksetEnvironment:
+    """An `environment` mapping read at `where` (a key path, or `<file>:` for a whole file), its backend
+    an installed one."""
     if not isinstance(value, dict):
-        raise InputError(f"{where}: expected an object with `python` and/or `requirements`")
+        raise InputError(f"{where.rstrip(':')}: expected an object with `python` and/or `requirements`")
     try:
-        return TasksetEnvironment.model_validate(value)
+        env = TasksetEnvironment.model_validate(value)
     except ValidationError as exc:
-        raise InputError(f"{where}: {'; '.join(validation_problems(exc))}") from exc
+        raise InputError(f"{where.rstrip(':')}: {'; '.join(validation_problems(exc))}") from exc
+    environments.check_backend(env, where)
+    return env
 
 
 def swebench_image(instance_id: str, namespace: str = "swebench") -> str:
@@ -65,32 +70,38 @@ def swebench_image(instance_id: str, namespace: str = "swebench") -> str:
     return f"{namespace}/sweb.eval.x86_64.{instance_id.lower()}:latest".replace("__", "_1776_")
 
 
-def task_container(env: TasksetEnvironment, where: str) -> Container | None:
-    """The container a task with environment `env` runs in; None for the local backend.
+def task_environment(own: TasksetEnvironment | None, default: TasksetEnvironment, where: str,
+                     default_where: str) -> TasksetEnvironment:
+    """The environment a native task runs in, its own (at `where`.environment) or else the taskset's (at
+    `default_where`), checked against the installed environments (ctxbench.harness.environments.registry).
 
     Raises:
-        InputError: a docker environment names no image.
+        InputError: an unknown backend (naming the installed ones), or keys that backend does not take.
     """
-    if env.backend == "docker" and not env.image:
-        raise InputError(f"{where}.environment: backend docker needs an image")
-    return env.container()
+    environments.check_backend(default, default_where)
+    env = own or default
+    environments.check_setting(env, f"{where}.environment" if own is not None else default_where)
+    return env
 
 
-def _row_environment(row: dict[str, Any], taskset_env: TasksetEnvironment, where: str) -> TasksetEnvironment:
-    """The instance's environment: its own, else the file-wide one; with docker, the image is the
-    instance's own `environment.image`, else its `image` field, else the file-wide image, else
-    SWE-bench's published name for the instance."""
+def _row_environment(row: dict[str, Any], taskset_env: TasksetEnvironment, where: str,
+                     file_where: str) -> TasksetEnvironment:
+    """The instance's environment: its own, else the file-wide one; for an environment that runs
+    containers, the image is the instance's own `environment.image`, else its `image` field, else the
+    file-wide image, else SWE-bench's published name for the instance."""
     own = _environment(row["environment"], f"{where}.environment") if row.get("environment") else None
     env = own or taskset_env
-    if env.backend != "docker" or (own is not None and own.image):
-        return env
-    image = row.get("image") or env.image or swebench_image(str(row["instance_id"]))
-    return env.model_copy(update={"image": str(image)})
+    if environments.get_environment(env.backend).containers and not (own is not None and own.image):
+        image = row.get("image") or env.image or swebench_image(str(row["instance_id"]))
+        env = env.model_copy(update={"image": str(image)})
+    environments.check_setting(env, f"{where}.environment" if own is not None else file_where)
+    return env
 
 
-def _grading(row: dict[str, Any], container: Container | None) -> SwebenchGrading | None:
+def _grading(row: dict[str, Any], env: TasksetEnvironment) -> SwebenchGrading | None:
     """swebench's grading of an instance that carries an eval script and a log parser, in a container."""
-    if container is None or not row.get("eval_script") or not row.get("log_parser"):
+    containers = environments.get_environment(env.backend).containers
+    if not containers or not row.get("eval_script") or not row.get("log_parser"):
         return None
     return SwebenchGrading(str(row["eval_script"]), str(row["log_parser"]), str(row.get("version") or ""),
                            str(row.get("eval_type") or "pass_and_fail"))
@@ -105,7 +116,7 @@ def _taskset_environment(path: Path) -> TasksetEnvironment:
     file = environment_file(path)
     if not file.exists():
         return TasksetEnvironment()
-    return _environment(read_yaml(file, "environment file") or {}, str(file))
+    return _environment(read_yaml(file, "environment file") or {}, f"{file}:")
 
 
 def load_swebench(path: Path, repos: Path | None) -> Taskset:
@@ -156,16 +167,14 @@ def load_swebench(path: Path, repos: Path | None) -> Taskset:
         test_patch = row["test_patch"] or None
         test_files = (_id_list(row["test_files"], f"{where}.test_files") if row.get("test_files")
                       else test_directives(test_patch or ""))
-        env = _row_environment(row, environment, where)
-        container = task_container(env, where)
+        env = _row_environment(row, environment, where, f"{environment_file(path)}:")
         tasks.append(Task(
             id=iid, repo_dir=repo_dir.resolve(), problem_statement=row["problem_statement"].strip(),
             test_cmd=tuple(shlex.split(cmd)) if isinstance(cmd, str) else tuple(cmd),
             FAIL_TO_PASS=fail_to_pass, PASS_TO_PASS=_id_list(row["PASS_TO_PASS"], f"{where}.PASS_TO_PASS"),
             patch=row["patch"], test_patch=test_patch, test_files=test_files, tags=tuple(row.get("tags", ())),
-            base_commit=row["base_commit"], repo_name=row["repo"],
+            base_commit=row["base_commit"], repo_name=row["repo"], runs_in=env, swebench=_grading(row, env),
             environment=_environment(row["environment"], f"{where}.environment") if row.get("environment") else None,
-            container=container, swebench=_grading(row, container),
         ))
     if not tasks:
         raise InputError(f"{path}: no instances")

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ctxbench.harness.errors import InputError, validation_problems
 from ctxbench.harness.paths import check_repository, inside, repo_entries
 from ctxbench.harness.records import Task, Taskset, TasksetEnvironment
-from ctxbench.harness.swebench.instances import load_swebench, task_container
+from ctxbench.harness.swebench.instances import load_swebench, task_environment
 from ctxbench.harness.yamlfile import read_text, read_yaml
 
 __all__ = ["Task", "Taskset", "TasksetEnvironment", "load_taskset", "builtin_tasksets_dir",
@@ -138,7 +138,7 @@ def load_taskset(path: Path, swebench_repos: Path | None = None) -> Taskset:
             PASS_TO_PASS=tuple(entry.PASS_TO_PASS), patch=read_patch("patch", entry.patch) or "",
             test_patch=read_patch("test_patch", entry.test_patch), test_files=tuple(entry.test_files),
             tags=tuple(entry.tags), repo_name=entry.repo, environment=entry.environment,
-            container=task_container(entry.environment or spec.environment, where),
+            runs_in=task_environment(entry.environment, spec.environment, where, f"{file}: environment"),
         ))
     return Taskset(spec.name, folder.resolve(), tuple(tasks), spec.environment)
 

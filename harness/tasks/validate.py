@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from ctxbench.harness.records import Task, Taskset
 from ctxbench.harness.sandbox import Sandbox
-from ctxbench.harness.environments.testenv import command_problem, resolve_interpreter
-from ctxbench.harness.environments.workspace import Evaluation, Workspace, base_evaluation
+from ctxbench.harness.environments import base_evaluation, environment_for
+from ctxbench.harness.environments.workspace import Evaluation
 
 __all__ = ["TaskValidation", "validate_task", "validate_taskset", "base_collection_failure"]
 
@@ -35,13 +35,13 @@ def base_collection_failure(task: Task, python: str, timeout_s: float, sandbox: 
 
 
 def validate_task(task: Task, python: str, timeout_s: float = 120.0, sandbox: Sandbox = Sandbox()) -> TaskValidation:
-    problem = command_problem(task, python)
+    problem = environment_for(task).problem(task, python)
     if problem:
         return TaskValidation(task.id, False, [f"test command cannot start: {problem}"])
     problems: list[str] = []
     seconds = 0.0
     output = ""
-    ws = Workspace.create(task, python, sandbox=sandbox)
+    ws = environment_for(task).prepare(task, python, sandbox=sandbox)
     try:
         before = ws.evaluate(timeout_s)
         seconds += before.seconds
@@ -59,7 +59,7 @@ def validate_task(task: Task, python: str, timeout_s: float = 120.0, sandbox: Sa
             output = before.output_tail
     finally:
         ws.cleanup()
-    ws = Workspace.create(task, python, sandbox=sandbox)
+    ws = environment_for(task).prepare(task, python, sandbox=sandbox)
     try:
         if not ws.apply_patch(task.patch):
             problems.append("gold patch does not apply")
@@ -79,7 +79,7 @@ def validate_task(task: Task, python: str, timeout_s: float = 120.0, sandbox: Sa
 
 def validate_taskset(taskset: Taskset, timeout_s: float = 120.0, sandbox: Sandbox = Sandbox(),
                      progress=None) -> list[TaskValidation]:
-    interpreters = {t.id: resolve_interpreter(taskset.environment_for(t)) for t in taskset.tasks}
+    interpreters = {t.id: environment_for(t).interpreter(t.runs_in) for t in taskset.tasks}
     out = []
     for task in taskset.tasks:
         result = validate_task(task, interpreters[task.id], timeout_s, sandbox)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from conftest import run_instances, smoke_instances, write_instances, git_repo
 
 from ctxbench.harness.cli import cli
-from ctxbench.harness.environments.workspace import DockerWorkspace
+from ctxbench.harness.environments.docker_environment import DockerWorkspace
 from ctxbench.harness.tasks.taskset import load_taskset
 
 

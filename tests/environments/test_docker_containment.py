@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from ctxbench.harness.environments.docker import owned_containers
-from ctxbench.harness.environments.workspace import DockerWorkspace
+from ctxbench.harness.environments.docker_environment import DockerWorkspace
 from ctxbench.harness.tasks.taskset import load_taskset
 from ctxbench.harness.environments.workspace import sweep_leftovers
 

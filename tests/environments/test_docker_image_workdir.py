@@ -20,7 +20,7 @@ from ctxbench.harness.records.taskset_records import Container
 from ctxbench.harness.tasks.taskset import load_taskset
 from ctxbench.harness.environments.templates import _literal_pattern, image_overlay
 from ctxbench.harness.environments.testenv import cache_dir
-from ctxbench.harness.environments.workspace import DockerWorkspace
+from ctxbench.harness.environments.docker_environment import DockerWorkspace
 
 NATIVE = "from _speedups import scale\n\n\ndef double(x):\n    return scale(x, {factor})\n"
 TESTS = ("from _speedups import scale\nfrom native import double\n\n\n"

@@ -4,7 +4,8 @@ import threading
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.run.runner import plan_runs, prepare, run_one
-from ctxbench.harness.environments.workspace import Workspace, base_evaluation, remove_templates
+from ctxbench.harness.environments.baseline import base_evaluation
+from ctxbench.harness.environments.workspace import Workspace, remove_templates
 from scripted import ScriptedModel
 
 TASK = "calc-median-even-length"

@@ -12,7 +12,8 @@ from ctxbench.harness.environments.gitcmd import git
 from ctxbench.harness.records import Task
 from ctxbench.harness.tasks.taskset import load_taskset
 from ctxbench.harness.environments.templates import prepare_template, remove_templates, template_snapshot
-from ctxbench.harness.environments.workspace import Workspace, base_evaluation
+from ctxbench.harness.environments.baseline import base_evaluation
+from ctxbench.harness.environments.workspace import Workspace
 from ctxbench.harness.sandbox import Sandbox
 
 TASK = "calc-median-even-length"
