@@ -20,15 +20,14 @@ from typing import Any
 from ctxbench.harness.loop.agent import AgentOutcome, count_context, transcript_observations
 from ctxbench.harness.wire.conversation import fenced_command, fingerprints, own_context
 from ctxbench.harness.config import Limits
-from ctxbench.harness.context import Context, ContextOverflow
-from ctxbench.harness.protocols import Completion, ContextLengthExceeded, FatalModelError, MalformedOutput, \
-    TransientModelError
+from ctxbench.harness.context import Context
+from ctxbench.harness.protocols import Completion, FatalModelError, MalformedOutput
 from ctxbench.harness.pricing import Prices, run_cost
 from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import History, StopReason, TranscriptTurn
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records.transcript import TranscriptWriter
-from ctxbench.harness.wire.base import ModelRequest, Refusal
+from ctxbench.harness.wire.base import MODEL_FAILURES, ModelRequest, Refusal, model_refusal
 from ctxbench.harness.wire.messages import marked_for
 from ctxbench.strategies.hook import StrategyHook
 
@@ -68,17 +67,8 @@ class AgentRoute:
             self._observed(self.hook.history)
             self._account(context, tools)
             completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools)
-        except (ContextOverflow, ContextLengthExceeded) as exc:
-            self._end("context_overflow", str(exc))
-            return Refusal(400, str(exc), param="messages", code="context_length_exceeded")
-        except TransientModelError as exc:
-            return self._end("model_error", str(exc), status=503)
-        except MalformedOutput as exc:
-            self.outcome.invalid_actions += 1
-            return Refusal(502, f"the model's reply could not be read: {exc}", kind="server_error")
-        except FatalModelError as exc:
-            self.fatal = exc
-            return self._end("model_error", str(exc), status=502)
+        except MODEL_FAILURES as exc:
+            return self._failed(exc)
         turn = self._turn(context, tools, completion, len(messages))
         sent = fingerprints(messages)
         turn.own_context = own_context(messages, sent, self._previous)
@@ -88,6 +78,22 @@ class AgentRoute:
         if self.outcome.total_tokens >= self.limits.max_tokens_per_run:
             self._stop("token_budget", f"the run's token budget of {self.limits.max_tokens_per_run} is spent")
         return completion
+
+    def _failed(self, error: Exception) -> Refusal:
+        """The answer to a failed model call (`model_refusal`), and what the failure does to the run: an
+        unreadable reply is an invalid action, a request over the window ends it `context_overflow`, any
+        other failure `model_error` (a fatal one stops the experiment after it), its refusal then saying
+        that the run ended."""
+        refusal = model_refusal(error)
+        if isinstance(error, MalformedOutput):
+            self.outcome.invalid_actions += 1
+            return refusal
+        if refusal.code == "context_length_exceeded":
+            self._stop("context_overflow", str(error))
+            return refusal
+        if isinstance(error, FatalModelError):
+            self.fatal = error
+        return self._end("model_error", str(error), status=refusal.status)
 
     def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
         t0 = time.monotonic()

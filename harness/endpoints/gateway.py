@@ -30,10 +30,9 @@ from typing import Any
 from ctxbench.harness.chat import read_opening
 from ctxbench.harness.wire.conversation import fingerprints, own_context, replies
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.context import Context, ContextOverflow
+from ctxbench.harness.context import Context
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
-                                          TransientModelError)
+from ctxbench.harness.protocols import Completion
 from ctxbench.harness.models import make_upstream
 from ctxbench.harness.models.sim import PromptCache, SimModel
 from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
@@ -42,7 +41,7 @@ from ctxbench.harness.records import Taskset, TranscriptHeader, TranscriptTurn
 from ctxbench.harness.endpoints.serve_sim import TaskFinder, unknown_task
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.records.transcript import TranscriptWriter
-from ctxbench.harness.wire.base import ModelRequest, Refusal
+from ctxbench.harness.wire.base import MODEL_FAILURES, ModelRequest, Refusal, model_refusal
 from ctxbench.harness.wire.messages import marked_for
 from ctxbench.strategies.hook import StrategyHook
 from ctxbench.strategies.registry import StrategyError, StrategyServices, create_strategy
@@ -127,12 +126,8 @@ class Gateway:
                     context = conversation.hook(messages, tools)
                     completion = conversation.model.complete(
                         marked_for(conversation.model, context.messages, request.cache_marks), tools)
-                except (ContextOverflow, ContextLengthExceeded) as exc:
-                    return Refusal(400, str(exc), param="messages", code="context_length_exceeded")
-                except TransientModelError as exc:
-                    return Refusal(503, f"the model is unavailable: {exc}", kind="server_error")
-                except (FatalModelError, MalformedOutput) as exc:
-                    return Refusal(502, f"the model failed: {exc}", kind="server_error")
+                except MODEL_FAILURES as exc:
+                    return model_refusal(exc)
                 self._record(conversation, messages, sent, tools, context, completion)
                 conversation.last, conversation.reply = sent, completion.text
         finally:

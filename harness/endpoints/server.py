@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ctxbench.harness.protocols import Completion
 from ctxbench.harness.wire import CHAT, HttpReply, ModelRequest, Refusal, Wire, json_reply, wire_for
+from ctxbench.harness.wire.base import Crash
 
 __all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server"]
 
@@ -51,7 +52,7 @@ def respond(backend: ModelBackend, wire: Wire, body: Any) -> HttpReply:
     try:
         answer = backend.answer(request)
     except Exception as exc:  # a bug must not kill the server; the client retries 5xx
-        answer = Refusal(500, f"ctxbench internal error: {exc!r}", kind="server_error")
+        answer = Crash.of(exc)
     return wire.refuse(answer) if isinstance(answer, Refusal) else wire.reply(request, answer)
 
 

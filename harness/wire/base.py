@@ -16,9 +16,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ctxbench.harness.protocols import Completion
+from ctxbench.harness.context import ContextOverflow
+from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
+                                        TransientModelError)
 
-__all__ = ["WireName", "ModelRequest", "Refusal", "HttpReply", "Wire", "json_reply", "sse_reply"]
+__all__ = ["WireName", "ModelRequest", "Refusal", "Crash", "MODEL_FAILURES", "model_refusal", "HttpReply", "Wire",
+           "json_reply", "sse_reply"]
 
 WireName = Literal["chat", "messages", "responses"]
 
@@ -63,6 +66,33 @@ class Refusal:
     code: str | None = None
     """OpenAI's error `code` (`context_length_exceeded`, `max_turns`, ...)."""
     param: str | None = None
+
+
+@dataclass(frozen=True)
+class Crash(Refusal):
+    """Not a refusal of the call: ctxbench failed while answering it (a bug). The client gets it in its
+    format's error shape like a refusal, as a 500 `server_error` (which clients retry)."""
+
+    @classmethod
+    def of(cls, error: BaseException) -> Crash:
+        return cls(500, f"ctxbench internal error: {error!r}", kind="server_error")
+
+
+MODEL_FAILURES = (ContextOverflow, ContextLengthExceeded, TransientModelError, MalformedOutput, FatalModelError)
+"""How a model call fails: a context over the window (the strategy's or the model's), the model's errors."""
+
+
+def model_refusal(error: Exception) -> Refusal:
+    """The answer to a model call that failed with one of MODEL_FAILURES: a request over the window as
+    OpenAI answers it (400 `context_length_exceeded`), the model unavailable after its retries (503), its
+    reply unreadable or a fatal error of the endpoint (502)."""
+    if isinstance(error, (ContextOverflow, ContextLengthExceeded)):
+        return Refusal(400, str(error), param="messages", code="context_length_exceeded")
+    if isinstance(error, TransientModelError):
+        return Refusal(503, f"the model is unavailable: {error}", kind="server_error")
+    if isinstance(error, MalformedOutput):
+        return Refusal(502, f"the model's reply could not be read: {error}", kind="server_error")
+    return Refusal(502, f"the model failed: {error}", kind="server_error")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ workspace and sends everything back, as external agents do; the gateway runs on 
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from pathlib import Path
@@ -16,7 +17,11 @@ import pytest
 from ctxbench.harness.config import load_config
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.endpoints.gateway import Gateway
-from ctxbench.harness.endpoints.server import make_server
+from ctxbench.harness.context import ContextOverflow
+from ctxbench.harness.endpoints.server import make_server, respond
+from ctxbench.harness.protocols import FatalModelError, MalformedOutput, TransientModelError
+from ctxbench.harness.wire import CHAT
+from ctxbench.harness.wire.base import Refusal, model_refusal
 from ctxbench.harness.history import ToolCall
 from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS, Toolbox
@@ -212,3 +217,20 @@ def test_a_strategy_or_setup_that_cannot_work_is_refused_before_serving(smoke):
         Gateway("trimmer", {"limit": -3}, model, smoke)
     with pytest.raises(InputError, match="--taskset"):
         Gateway("baseline", None, model, None)
+
+
+def test_a_failed_model_call_is_answered_one_way_and_a_crash_is_no_refusal():
+    assert model_refusal(ContextOverflow("too long")) == Refusal(400, "too long", param="messages",
+                                                                 code="context_length_exceeded")
+    assert [model_refusal(e).status for e in (TransientModelError("down"), MalformedOutput("garbled"),
+                                             FatalModelError("bad key"))] == [503, 502, 502]
+
+    class Broken:
+        model_name, owner = "sim-coder", "test"
+
+        def answer(self, request):
+            raise RuntimeError("a bug")
+
+    reply = respond(Broken(), CHAT, {"model": "sim-coder", "messages": [{"role": "user", "content": "hi"}]})
+    assert reply.status == 500 and json.loads(reply.data) == {"error": {
+        "message": "ctxbench internal error: RuntimeError('a bug')", "type": "server_error", "param": None, "code": None}}
