@@ -65,11 +65,13 @@ class AgentRoute:
         try:
             context = self.hook(messages, tools)
             self._observed(self.hook.history)
-            self._account(context, tools)
+            counter = self.hook.counter
+            tokens = counter.count_messages(context.messages) + counter.count_tools(tools)
+            count_context(self.outcome, context, tokens)
             completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools)
         except MODEL_FAILURES as exc:
             return self._failed(exc)
-        turn = self._turn(context, tools, completion, len(messages))
+        turn = self._turn(context, tokens, completion, len(messages))
         sent = fingerprints(messages)
         turn.own_context = own_context(messages, sent, self._previous)
         if turn.own_context == "rewritten":
@@ -110,15 +112,8 @@ class AgentRoute:
         out.tool_calls.update(names)
         return completion
 
-    def _account(self, context: Context, tools: list[dict[str, Any]]) -> None:
-        """What the strategy spent and dropped building this request's context."""
-        counter = self.hook.counter
-        count_context(self.outcome, context, counter.count_messages(context.messages) + counter.count_tools(tools))
-
-    def _turn(self, context: Context, tools: list[dict[str, Any]], completion: Completion,
-              request_messages: int) -> TranscriptTurn:
-        counter, usage = self.hook.counter, completion.usage
-        tokens = counter.count_messages(context.messages) + counter.count_tools(tools)
+    def _turn(self, context: Context, tokens: int, completion: Completion, request_messages: int) -> TranscriptTurn:
+        usage = completion.usage
         return TranscriptTurn(
             turn=self.outcome.turns - 1, messages=self.transcript.message_hashes(context.messages),
             context_tokens=tokens, fill=round(tokens / self.window, 4), ledger=context.ledger, reply=completion.text,
