@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["exit_marker", "exit_code", "omission", "is_omission", "masked_output", "evicted_output",
-           "hidden_read", "Dropped", "dropped_output"]
+__all__ = ["exit_marker", "exit_code", "omission", "is_omission", "masked_output", "without_masked_tokens",
+           "evicted_output", "hidden_read", "Dropped", "dropped_output"]
 
 _EXIT = re.compile(r"\[exit code (-?\d+)\]\s*$")
 _OMISSION = re.compile(r"^\[… .*\bomitted\b.*\]$")
@@ -52,6 +52,17 @@ def masked_output(tool: str, args: str, chars: int, tokens: int) -> str:
             f"call the tool again if you need it]")
 
 
+_MASKED_SIZE = r"(omitted: [\d,]+ characters, )[\d,]+( tokens; )"
+"""The size a masked output's placeholder gives (`masked_output`): its characters, then its tokens."""
+_MASKED_TOKENS = re.compile(_MASKED_SIZE)
+
+
+def without_masked_tokens(content: str) -> str:
+    """`content` with the token count of every masked output's placeholder in it as 0: it counts the output
+    as the agent got it, whose object addresses tokenize differently from run to run."""
+    return _MASKED_TOKENS.sub(r"\g<1>0\g<2>", content)
+
+
 def evicted_output(tool: str, turn: int, layer: str) -> str:
     """`budget_planner`'s placeholder for the output of `tool` in turn `turn`, evicted in `layer`."""
     return f"[{tool} output of turn {turn} evicted ({layer}); call the tool again if needed]"
@@ -67,7 +78,7 @@ Dropped = Literal["masked", "evicted", "hidden"]
 """Which placeholder stands for a dropped output."""
 
 _DROPPED: tuple[tuple[Dropped, re.Pattern[str]], ...] = (
-    ("masked", re.compile(r"\[output of \S+ .* omitted: [\d,]+ characters, [\d,]+ tokens; ")),
+    ("masked", re.compile(r"\[output of \S+ .* " + _MASKED_SIZE)),
     ("evicted", re.compile(r"\[\w* output of turn \d+ evicted \(\w+\); ")),
     ("hidden", re.compile(r"\[read of .* in turn \d+: hidden; ")),
 )

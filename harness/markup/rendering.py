@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from ctxbench.harness.markup.placeholders import is_omission
 
-__all__ = ["Excerpt", "render_excerpt", "parse_excerpts"]
+__all__ = ["Excerpt", "render_excerpt", "excerpt_header", "numbered_line", "is_numbered_line", "header_path",
+           "parse_excerpts"]
 
 _HEADER = re.compile(r"^== (?P<path>\S.*?) \(lines (?P<start>\d+)-(?P<end>\d+) of (?P<total>\d+)\) ==$")
 _LINE = re.compile(r"^ *(?P<n>\d+)\| ?(?P<text>.*)$")
@@ -56,9 +57,29 @@ class Excerpt:
 
 def render_excerpt(path: str, lines: list[str] | tuple[str, ...], start: int, total: int) -> str:
     """Render `lines` (without newlines) of `path`, the first being line `start` (1-based)."""
-    end = start + len(lines) - 1
-    body = "\n".join(f"{n:>6}| {text}" for n, text in enumerate(lines, start))
-    return f"== {path} (lines {start}-{end} of {total}) ==\n{body}"
+    body = "\n".join(numbered_line(n, text) for n, text in enumerate(lines, start))
+    return f"{excerpt_header(path, start, start + len(lines) - 1, total)}\n{body}"
+
+
+def excerpt_header(path: str, start: int, end: int, total: int) -> str:
+    """An excerpt's header line: `== path (lines start-end of total) ==`."""
+    return f"== {path} (lines {start}-{end} of {total}) =="
+
+
+def numbered_line(n: int, text: str) -> str:
+    """Line `n` of an excerpt: its number right-aligned, a bar, the text."""
+    return f"{n:>6}| {text}"
+
+
+def is_numbered_line(line: str) -> bool:
+    """`line` reads as a numbered line of an excerpt."""
+    return _LINE.match(line) is not None
+
+
+def header_path(line: str) -> str | None:
+    """The path an excerpt's header line names, or None when `line` is no header."""
+    header = _HEADER.match(line)
+    return header["path"] if header else None
 
 
 def parse_excerpts(content: str) -> list[Excerpt]:

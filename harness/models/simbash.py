@@ -34,10 +34,11 @@ from ctxbench.harness.chat import message_text, read_arguments, read_opening
 from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, shell_command_of
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.goldpatch import Hunk
-from ctxbench.harness.markup.placeholders import dropped_output, exit_marker, is_omission, omission
-from ctxbench.harness.markup.rendering import render_excerpt
+from ctxbench.harness.markup.placeholders import (dropped_output, exit_marker, is_omission, omission,
+                                                  without_masked_tokens)
+from ctxbench.harness.markup.rendering import excerpt_header, is_numbered_line, numbered_line
 from ctxbench.harness.wire.shell_reading import (SUBMIT_MARKER, exit_status, here_document, leading_status, read_command,
-                                            search_pattern)
+                                                 search_pattern, steady_header)
 from ctxbench.harness.markup.summaries import SECTION
 
 __all__ = ["Dialect", "dialect_for", "shell_tool", "shell_call", "finishes_by_text", "stable_messages", "native_messages", "shell_command",
@@ -48,10 +49,6 @@ NativeCall = tuple[str, dict[str, Any]]
 
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
-_CODEX_HEADER = re.compile(r"^(Chunk ID: |Wall time: )\S.*$", re.M)
-_MASKED_TOKENS = re.compile(r"(omitted: [\d,]+ characters, )[\d,]+( tokens; )")
-"""The token count in `observation_masking`'s placeholder: it counts the output as the agent got it, whose
-object addresses tokenize differently from run to run."""
 _SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell")
 """Which shell tool the simulator calls when a request offers several."""
 _FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell"})
@@ -64,7 +61,6 @@ _SKIPPED = "--exclude-dir=.git --exclude-dir=__pycache__ --exclude-dir=.pytest_c
 """What a search leaves out, as the native search's walk does (binary files too: grep's -I)."""
 _NUMBERING = re.compile(r"(?:^|[;&|(]\s*)(?:nl\s|cat\s+-\w*n)")
 """A read that numbers its lines itself (`nl -ba`, `cat -n`): its unnumbered lines are not the file's."""
-_RENDERED = re.compile(r"^ *\d+\| ")
 _GREP_HIT = re.compile(r"^(?:\./)?(?P<path>[^\s:]+):(?P<line>\d+):(?P<text>.*)$")
 _TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
         for name in ("output", "output_head", "output_tail", "elided_chars")}
@@ -117,8 +113,7 @@ def stable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for m in messages:
         content = m.get("content")
         if isinstance(content, str) and m.get("role") in ("tool", "user"):
-            content = _CODEX_HEADER.sub(lambda h: h[1] + "<…>", _DURATION.sub(" in <time>", content))
-            content = _MASKED_TOKENS.sub(r"\g<1>0\g<2>", content)
+            content = without_masked_tokens(steady_header(_DURATION.sub(" in <time>", content)))
             m = {**m, "content": _ADDRESS.sub("0x…", content)}
         out.append(m)
     return out
@@ -323,7 +318,7 @@ def _excerpt(args: dict[str, Any], output: str, plain: bool) -> str:
     for raw in raws:
         m = _NUMBERED.match(raw)
         if is_omission(raw):
-            if body and not _RENDERED.match(body[-1]):
+            if body and not is_numbered_line(body[-1]):
                 body.pop()  # the line the cut broke before its number ended: not a line of the excerpt
             body.append(raw)
             plain = False  # after a cut, plain lines have no known number
@@ -331,14 +326,14 @@ def _excerpt(args: dict[str, Any], output: str, plain: bool) -> str:
             n, text = (int(m[1]), m[2]) if m and not plain else (number, raw)
             number += 1
             first, last = first or n, n
-            body.append(render_excerpt(args["path"], [text], n, 1).split("\n", 1)[1])
+            body.append(numbered_line(n, text))
         else:
             body.append(raw)
     if not first or output == "":
         return ""
     asked = int(args.get("end_line") or 0)
     total = last + 1 if asked and last >= asked else last
-    return f"== {args['path']} (lines {first}-{last} of {total}) ==\n" + "\n".join(body)
+    return excerpt_header(args["path"], first, last, total) + "\n" + "\n".join(body)
 
 
 def _search_result(query: str, output: str) -> str:

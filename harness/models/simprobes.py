@@ -18,7 +18,7 @@ from ctxbench.harness.history import History, Observation, ObservationKind, Tool
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
 from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.markup.placeholders import exit_marker
-from ctxbench.harness.markup.rendering import render_excerpt
+from ctxbench.harness.markup.rendering import header_path, render_excerpt
 from ctxbench.harness.markup.summaries import Digest, summary_message
 from ctxbench.harness.tasks.taskset import Task, load_taskset, resolve_taskset_path
 from ctxbench.harness.markup.textcut import cut_middle
@@ -80,7 +80,7 @@ def context(probe: Probe, parts: list[str]) -> list[dict[str, Any]]:
     """System, task, then one read turn per part."""
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": probe.task.problem_statement}]
     for k, part in enumerate(parts):
-        path = part.split(" (lines", 1)[0].removeprefix("== ")
+        path = header_path(part.split("\n", 1)[0])
         messages += _read_turn(f"read{k}", {"path": path, "k": k}, part)
     return messages
 

@@ -17,7 +17,7 @@ from typing import Literal
 from ctxbench.harness.markup.placeholders import exit_code
 
 __all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status", "leading_status",
-           "search_pattern", "here_document"]
+           "steady_header", "search_pattern", "here_document"]
 
 CommandKind = Literal["file_read", "search", "listing", "edit", "test_run", "finish", "command"]
 
@@ -217,10 +217,19 @@ def here_document(command: str) -> str | None:
 
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^returncode:\s*(-?\d+)", re.M)
-_LEADING_STATUS = re.compile(r"\AExit code (-?\d+)(?:\n|\Z)|\A(?:Chunk ID: .*\n)?(?:Wall time: .*\n)?Process exited "
-                             r"with code (-?\d+)(?:\n|\Z)(?:Original token count: .*\n)?(?:Output:\n?)?")
+_CODEX_CLOCK = ("Chunk ID: ", "Wall time: ")
+"""The lines of Codex's output header whose values change from run to run."""
+_CODEX_CLOCK_LINE = re.compile(rf"^({'|'.join(_CODEX_CLOCK)})\S.*$", re.M)
+_LEADING_STATUS = re.compile(r"\AExit code (-?\d+)(?:\n|\Z)|\A" + "".join(rf"(?:{c}.*\n)?" for c in _CODEX_CLOCK)
+                             + r"Process exited with code (-?\d+)(?:\n|\Z)(?:Original token count: .*\n)?(?:Output:\n?)?")
 """Claude Code's `Bash` (a failure's output opens with `Exit code N`) and Codex's `exec_command` (its
 output opens with a header holding `Process exited with code N`, then `Output:`)."""
+
+
+def steady_header(output: str) -> str:
+    """`output` with the values of Codex's header lines that change from run to run (its chunk id and
+    wall time) as `<…>`."""
+    return _CODEX_CLOCK_LINE.sub(lambda line: line[1] + "<…>", output)
 
 
 def leading_status(output: str) -> tuple[int, str] | None:
