@@ -83,7 +83,19 @@ def test_a_third_party_environment_runs_the_smoke_experiment_as_local_does(toy, 
     assert all(c["argv"][1:3] == ["-m", "pytest"] for c in commands)
 
 
-def test_the_entry_point_is_listed_without_loading_and_its_tasks_ask_it(toy, tmp_path, smoke_dir):
+def test_an_installed_environment_is_listed_without_loading_it(tmp_path, monkeypatch, smoke_dir):
+    module = f"ctxbench_probe_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text("from ctxbench.harness.environments.local import LocalEnvironment\n\n\n"
+                                           "class Probe(LocalEnvironment):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    install(tmp_path / "site", monkeypatch, f"[ctxbench.environments]\nprobe = {module}:Probe\n", "probe")
+    assert installed_environments() == ["docker", "local", "probe"]
+    load_taskset(taskset_with(tmp_path, smoke_dir, None))
+    assert module not in sys.modules  # a taskset that does not name it never imports it
+    assert type(get_environment("probe")).__name__ == "Probe" and module in sys.modules
+
+
+def test_the_tasks_of_a_third_party_environment_ask_it(toy, tmp_path, smoke_dir):
     assert installed_environments() == ["docker", "local", "toy"]
     folder = taskset_with(tmp_path, smoke_dir, {"backend": "toy", "options": {"log": str(tmp_path / "log")}})
     task = load_taskset(folder).tasks[0]
