@@ -13,8 +13,8 @@ Errors are mapped onto the typed errors of `ctxbench.harness.protocols`:
 - 400 whose message says the prompt is too long -> ContextLengthExceeded;
 - 401 / 403, 404, any other 4xx -> FatalModelError (the experiment stops);
 - 408, 409, 429, 5xx (529: overloaded), connection errors, timeouts, and a 200 that is not a message
-  (UnreadableReply) -> retried by the loop the `openai` provider uses (`call_with_retries`), then
-  TransientModelError.
+  (UnreadableReply) -> retried by the loop every endpoint's calls take
+  (`ctxbench.harness.models.endpoint.call_with_retries`), then TransientModelError.
 
 Every text taken from the endpoint is scrubbed of key values (`ctxbench.harness.redact`).
 """
@@ -23,18 +23,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxbench.harness.chat import join_texts, read_arguments, text_parts
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
-from ctxbench.harness.protocols import Completion, TransientModelError, UnreadableReply, Usage
-from ctxbench.harness.models.openai_provider import (PREFLIGHT_TIMEOUT_S, call_with_retries, retry_after_s,
-                                                     shared_client, status_error)
+from ctxbench.harness.models.endpoint import (EndpointModel, call_with_retries, connection_failed, model_ids,
+                                              shared_client, status_error, unreadable)
+from ctxbench.harness.protocols import Completion, Usage
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
-from ctxbench.harness.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import anthropic
@@ -44,70 +41,77 @@ __all__ = ["AnthropicModel", "preflight", "messages_request", "DEFAULT_BASE_URL"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 """The API root when `model.base_url` is unset (without `/v1`, as Anthropic's client takes it)."""
 
-_THROTTLED_STATUS = {429, 503, 529}
-"""Statuses that lower the endpoint's limit of calls in flight (529: Anthropic is overloaded)."""
-
-
-class AnthropicModel:
-    """One run's model behind an Anthropic Messages API endpoint, with fixed sampling parameters.
-
-    The API key is read from the environment variable named by `config.api_key_env` into the client
-    only; pickling the model keeps the config and seed and reads the key again on unpickling. The seed
-    is kept for the record: the Messages API takes none.
-    """
+class AnthropicModel(EndpointModel):
+    """One run's model behind an Anthropic Messages API endpoint (`EndpointModel`: the key, pickling). The
+    seed is kept for the record: the Messages API takes none."""
 
     takes_cache_marks: ClassVar[bool] = True
     """The client's `cache_control` marks reach it (`ctxbench.harness.wire.messages.marked_for`)."""
 
-    def __init__(self, config: ModelConfig, seed: int) -> None:
-        self.config = config
-        self.seed = seed
-        self._counter: Any = None
-        self._client = _client(config)
+    HOST = "api.anthropic.com"
+    MODELS_PATH = "/v1/models"
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "seed": self.seed}
+    @staticmethod
+    def _connect(config: ModelConfig) -> anthropic.Anthropic:
+        """The shared client for `config`'s endpoint (`shared_client`). The key and base_url are always
+        given, so the client reads neither `ANTHROPIC_*` variables nor credential files."""
+        return shared_client(config, "anthropic", _new_client)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.config, self.seed, self._counter = state["config"], state["seed"], None
-        self._client = _client(self.config)
+    @staticmethod
+    def _sdk() -> Any:
+        import anthropic  # an optional extra
 
-    def __repr__(self) -> str:
-        return f"AnthropicModel(name={self.config.name!r}, base_url={self.config.base_url!r}, seed={self.seed})"
+        return anthropic
+
+    @staticmethod
+    def _one_line(exc: anthropic.APIStatusError) -> str:
+        """The error body's message (`{"type": "error", "error": {"message": ...}}`)."""
+        body = exc.body
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        return scrub(" ".join(str(message or exc.message or exc).split())[:500])
+
+    @staticmethod
+    def _served(client: anthropic.Anthropic, url: str) -> set[str]:
+        try:
+            listing = client.get("/v1/models", cast_to=object, options={"params": {"limit": 1000}})
+        except json.JSONDecodeError:
+            listing = None
+        return model_ids(listing, url, "a reply that is not a", " ".join(str(listing)[:120].split()),
+                         "check that base_url is the API's root (https://api.anthropic.com, without /v1)")
+
+    @staticmethod
+    def _listing_hint(status: int, url: str) -> str:
+        doubled = status == 404 and url.endswith("/v1/v1/models")
+        return " (an anthropic base_url is the API's root, without /v1)" if doubled else ""
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
         """One message; retries transient failures, raises the typed errors of `ctxbench.harness.protocols`."""
         body = messages_request(self.config, messages, tools)
-        return call_with_retries(self.config, _where(self.config), lambda: self._attempt(body, messages))
+        return call_with_retries(self.config, self.where(self.config), lambda: self._attempt(body, messages))
 
     def _attempt(self, body: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:
         """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
         import anthropic  # an optional extra: imported when a request is made
 
-        where = _where(self.config)
+        where = self.where(self.config)
         try:
             # the body as it is: `messages.create` would first walk it against its parameter types, and
             # refuse a large max_tokens without streaming (our deadline is request_timeout_s)
             response = self._client.post("/v1/messages", body=body, cast_to=anthropic.types.Message)
         except anthropic.APIStatusError as exc:
-            error = _status_error(exc, self.config)
-            if isinstance(error, TransientModelError):
-                error.retry_after = retry_after_s(exc.response.headers)
-                error.throttled = exc.status_code in _THROTTLED_STATUS
-            raise error from None
+            raise status_error(exc.status_code, self._one_line(exc), self.config, where,
+                               headers=exc.response.headers) from None
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
-            kind = "timed out" if isinstance(exc, anthropic.APITimeoutError) else "connection failed"
-            raise TransientModelError(scrub(f"{kind} ({where}): {exc}")) from None
+            raise connection_failed(where, exc, isinstance(exc, anthropic.APITimeoutError)) from None
         except (anthropic.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise UnreadableReply(scrub(f"unreadable reply from {where} (not a message): "
-                                        f"{' '.join(str(exc).split())[:200]}")) from None
+            raise unreadable(where, "not a message", exc) from None
         return self._completion(response, messages, where)
 
     def _completion(self, response: Any, messages: list[dict[str, Any]], where: str) -> Completion:
         content = getattr(response, "content", None)
         if not isinstance(content, list):
-            raise UnreadableReply(scrub(f"unreadable reply from {where} (no content list): "
-                                        f"{' '.join(str(response).split())[:200]!r}"))
+            raise unreadable(where, "no content list", response, quoted=True)
         texts, calls = [], []
         for i, block in enumerate(content):
             kind = _field(block, "type")
@@ -123,16 +127,12 @@ class AnthropicModel:
         return Completion(text, tuple(calls), self._usage(getattr(response, "usage", None), messages, text, calls))
 
     def _usage(self, usage: Any, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
-        if usage is not None:
-            read = _field(usage, "cache_read_input_tokens") or 0
-            written = _field(usage, "cache_creation_input_tokens") or 0
-            prompt = (_field(usage, "input_tokens") or 0) + read + written
-            return Usage(int(prompt), int(_field(usage, "output_tokens") or 0), int(read), int(written))
-        if self._counter is None:  # the endpoint reported no usage: count with the experiment's tokenizer
-            self._counter = TokenCounter(self.config.tokenizer)
-        emitted = self._counter.count(text) + sum(self._counter.count(c.name) + self._counter.count(c.arguments)
-                                                  for c in calls)
-        return Usage(self._counter.count_messages(messages), emitted)
+        if usage is None:  # the endpoint reported none
+            return self.estimated_usage(messages, text, calls)
+        read = _field(usage, "cache_read_input_tokens") or 0
+        written = _field(usage, "cache_creation_input_tokens") or 0
+        prompt = (_field(usage, "input_tokens") or 0) + read + written
+        return Usage(int(prompt), int(_field(usage, "output_tokens") or 0), int(read), int(written))
 
 
 def messages_request(config: ModelConfig, messages: list[dict[str, Any]],
@@ -214,21 +214,6 @@ def _field(item: Any, name: str) -> Any:
     return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
 
 
-def _where(config: ModelConfig) -> str:
-    """The endpoint as errors name it, and the key of its limit of calls in flight."""
-    return config.base_url or "api.anthropic.com"
-
-
-def _client(config: ModelConfig) -> anthropic.Anthropic:
-    """The shared client for `config`'s endpoint (`shared_client`). The key and base_url are always
-    given, so the client reads neither `ANTHROPIC_*` variables nor credential files.
-
-    Raises:
-        FatalModelError: the variable named by `api_key_env` is not set.
-    """
-    return shared_client(config, "anthropic", _new_client)
-
-
 def _new_client(config: ModelConfig, key: str) -> anthropic.Anthropic:
     import anthropic  # an optional extra
 
@@ -243,66 +228,5 @@ def _new_client(config: ModelConfig, key: str) -> anthropic.Anthropic:
                                http_client=anthropic.DefaultHttpxClient(limits=limits))
 
 
-def preflight(config: ModelConfig) -> None:
-    """Before anything is written: the key variable is set, `GET {base_url}/v1/models` answers within
-    PREFLIGHT_TIMEOUT_S with a model list that holds `config.name`, and the key is accepted.
-
-    Raises:
-        EndpointUnavailable: the variable is unset, nothing answers, the key is refused (exit 3).
-        InputError: the answer is not a model list, or it lacks `model.name` (exit 2).
-    """
-    import anthropic  # an optional extra
-
-    if config.api_key_env and not os.environ.get(config.api_key_env):
-        raise EndpointUnavailable(f"model.api_key_env: environment variable {config.api_key_env} is not set "
-                                  "(it must hold the API key)")
-    client = _client(config).with_options(timeout=min(PREFLIGHT_TIMEOUT_S, config.request_timeout_s), max_retries=0)
-    url = f"{str(client.base_url).rstrip('/')}/v1/models"
-    try:
-        listing = client.get("/v1/models", cast_to=object, options={"params": {"limit": 1000}})
-    except anthropic.APIConnectionError as exc:
-        kind = "timed out" if isinstance(exc, anthropic.APITimeoutError) else "cannot connect"
-        cause = exc.__cause__ or exc
-        raise EndpointUnavailable(scrub(f"model.base_url: {kind}: GET {url}: {' '.join(str(cause).split())[:300]}")) from None
-    except anthropic.APIStatusError as exc:
-        status = exc.status_code
-        if status in (401, 403):
-            key = f"the key in ${config.api_key_env}" if config.api_key_env else "no key (model.api_key_env is not set)"
-            raise EndpointUnavailable(f"model.api_key_env: GET {url} refused {key} ({status}): {_one_line(exc)}") from None
-        doubled = status == 404 and url.endswith("/v1/v1/models")
-        hint = " (an anthropic base_url is the API's root, without /v1)" if doubled else ""
-        raise EndpointUnavailable(f"model.base_url: GET {url} answered HTTP {status}{hint}: {_one_line(exc)}") from None
-    except json.JSONDecodeError:
-        listing = None
-    served = _model_ids(listing, url)
-    if config.name not in served:
-        listed = ", ".join(sorted(served)[:20]) + (", ..." if len(served) > 20 else "") if served else "no model"
-        raise InputError(scrub(f"model.name: {config.name!r} is not served by {_where(config)} "
-                               f"(GET {url} lists {listed}){did_you_mean(config.name, sorted(served))}"))
-
-
-def _model_ids(listing: Any, url: str) -> set[str]:
-    """The model ids of a `/v1/models` reply.
-
-    Raises:
-        InputError: the reply is not a model list (`{"data": [{"id": ...}, ...]}`).
-    """
-    models = listing.get("data") if isinstance(listing, dict) else None
-    if isinstance(models, list) and all(isinstance(m, dict) and isinstance(m.get("id"), str) for m in models):
-        return {m["id"] for m in models}
-    start = " ".join(str(listing)[:120].split())
-    raise InputError(scrub(f"model.base_url: GET {url} answered 200 with a reply that is not a model list "
-                           f"({{\"data\": [{{\"id\": ...}}]}}): {start!r}; check that base_url is the API's root "
-                           "(https://api.anthropic.com, without /v1)"))
-
-
-def _status_error(exc: anthropic.APIStatusError, config: ModelConfig) -> Exception:
-    return status_error(exc.status_code, _one_line(exc), config, _where(config))
-
-
-def _one_line(exc: anthropic.APIStatusError) -> str:
-    """The error body's message (`{"type": "error", "error": {"message": ...}}`) on one line, scrubbed of keys."""
-    body = exc.body
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return scrub(" ".join(str(message or exc.message or exc).split())[:500])
+preflight = AnthropicModel.preflight
+"""The check before a run (`EndpointModel.preflight`): `GET {base_url}/v1/models` holds `model.name`."""

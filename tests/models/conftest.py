@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-import ctxbench.harness.models.openai_provider as openai_provider
+import ctxbench.harness.models.endpoint as endpoint
 from provider_helpers import ROOT, TEST_KEY, TEST_KEY_ENV, Raw, cli, cli_env
 
 Script = Callable[[int, dict[str, Any]], tuple[int, Any]]
@@ -91,8 +91,8 @@ def _loopback_without_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(openai_provider, "BASE_DELAY_S", 0.001)
-    monkeypatch.setattr(openai_provider, "MAX_DELAY_S", 0.01)
+    monkeypatch.setattr(endpoint, "BASE_DELAY_S", 0.001)
+    monkeypatch.setattr(endpoint, "MAX_DELAY_S", 0.01)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-import ctxbench.harness.models.openai_provider as openai_provider
+import ctxbench.harness.models.endpoint as endpoint
 from ctxbench.harness.concurrency import snapshot
 from ctxbench.harness.config import ModelConfig, load_config
 from ctxbench.harness.errors import EndpointUnavailable, InputError
@@ -156,7 +156,7 @@ def test_fatal_errors_are_not_retried(scripted_endpoint, api_key, status, words)
 
 
 def test_a_rate_limit_waits_its_retry_after_then_succeeds(scripted_endpoint, api_key, monkeypatch):
-    monkeypatch.setattr(openai_provider, "MAX_DELAY_S", 5.0)  # the header's wait, not the test's cap
+    monkeypatch.setattr(endpoint, "MAX_DELAY_S", 5.0)  # the header's wait, not the test's cap
     limited = with_headers((429, anthropic_error("Number of requests has exceeded your rate limit", "rate_limit_error")),
                            retry_after="0.3")
     server = scripted_endpoint([limited, RUN_TESTS])
