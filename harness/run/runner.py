@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections import deque
 from datetime import datetime, timezone
@@ -16,13 +13,15 @@ from typing import Any, Callable
 from ctxbench.harness.agents.setup import agent_fixed_variable, resolve_agents
 from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, resolve_experiment_path
 from ctxbench.harness.context import ContextOverflow
-from ctxbench.harness.errors import ExperimentAborted, InputError, validation_problems
+from ctxbench.harness.errors import ExperimentAborted, InputError
 from ctxbench.harness.concurrency import Gauge
+from ctxbench.harness.run.checks import check_agents_run_here, check_gold_patches, check_output_dir
 from ctxbench.harness.run.executors import check_ray, execute
 from ctxbench.harness.records.folderlock import FolderLock
 from ctxbench.harness.models import check_upstream
+from ctxbench.harness.paths import write_atomically
 from ctxbench.harness.pricing import resolve_prices
-from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, StrategyEntry, Task, Taskset, TasksetInfo
+from ctxbench.harness.records import Manifest, RunResult, SandboxInfo, StrategyEntry, Taskset, TasksetInfo
 from ctxbench.harness.protocols import StaticRepo
 from ctxbench.harness.records.results import ResultsWriter, read_results, repair_jsonl
 from ctxbench.harness.records.results_folder import read_manifest
@@ -123,86 +122,6 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
                       resolve_prices(config.model), agents)
 
 
-def check_agents_run_here(config: ExperimentConfig, taskset: Taskset) -> None:
-    """An external agent runs on this machine, in the run's folder. For a task whose environment runs
-    containers it must take the run's container (name `{docker}` or `{image}`: its commands then run
-    there, docs/environments.md), else its commands and test runs would not see the image; and the
-    container placeholders mean nothing for a task that runs here.
-
-    Raises:
-        InputError: naming the arm, its agent and the first such tasks.
-    """
-    contained = [t for t in taskset.tasks if environment_for(t).containers]
-    local = [t for t in taskset.tasks if not environment_for(t).containers]
-    for arm in config.strategies:
-        agent = config.agent_of(arm)
-        if agent.builtin:
-            continue
-        where = f"strategies[{arm.key}].agent" if arm.agent else "agent"
-        if contained and not agent.takes_container:
-            more = f" and {len(contained) - 3} more" if len(contained) > 3 else ""
-            raise InputError(f"{where}: the external agent {agent.label} would run on this machine, outside the "
-                             f"containers of backend {_backends(contained)} (tasks {_ids(contained)}{more}): give it "
-                             "the run's container with {docker} (or {image}) in its command or env, or use agent: "
-                             "builtin (docs/environments.md)")
-        named = agent.container_placeholders()
-        if local and named:
-            more = f" and {len(local) - 3} more" if len(local) > 3 else ""
-            raise InputError(f"{where}: the container placeholders {', '.join(named)} mean nothing for tasks "
-                             f"{_ids(local)}{more} (backend {_backends(local)}: no container)")
-
-
-def _ids(tasks: list[Task]) -> str:
-    return ", ".join(t.id for t in tasks[:3])
-
-
-def _backends(tasks: list[Task]) -> str:
-    return ", ".join(sorted({t.runs_in.backend for t in tasks}))
-
-
-def check_output_dir(out: Path, key: str) -> None:
-    """The results folder can be created (or is a folder) and written.
-
-    Raises:
-        InputError: naming `key` (`--output` or `output_dir`) and what is in the way.
-    """
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{key}: {out} is a file, expected a folder for the results")
-    existing = next(p for p in (out, *out.parents) if p.exists())
-    if not existing.is_dir():
-        raise InputError(f"{key}: {out} lies under {existing}, which is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise InputError(f"{key}: {existing} is not writable, so {out} cannot be written")
-
-
-def check_gold_patches(taskset: Taskset) -> None:
-    """`git apply --check` of every task's gold patch on its base files (milliseconds per task).
-
-    Raises:
-        InputError: naming the taskset file, the task and the key.
-    """
-    where = taskset.path / "taskset.yaml" if taskset.path.is_dir() else taskset.path
-    for task in taskset.tasks:
-        if not task.patch.strip():
-            continue
-        with tempfile.TemporaryDirectory(prefix="ctxbench-check-") as tmp:
-            env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(task.repo_dir.parent), "GIT_INDEX_FILE": f"{tmp}/index"}
-            args = ["apply", "--check", "--whitespace=nowarn", "-"]
-            if task.base_commit:
-                read = subprocess.run(["git", "read-tree", task.base_commit], cwd=task.repo_dir, env=env,
-                                      capture_output=True, text=True)
-                if read.returncode != 0:
-                    raise InputError(f"{where}: task {task.id}: base_commit {task.base_commit} not found in "
-                                     f"{task.repo_dir}: {read.stderr.strip()[:300]}")
-                args.insert(2, "--cached")
-            proc = subprocess.run(["git", *args], cwd=task.repo_dir, env=env, input=task.patch,
-                                  capture_output=True, text=True)
-        if proc.returncode != 0:
-            why = "; ".join(line.removeprefix("error: ") for line in proc.stderr.strip().splitlines())
-            raise InputError(f"{where}: task {task.id}: `patch` (the gold patch) does not apply to "
-                             f"{task.repo_dir}: {why[:500]}")
-
-
 def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
@@ -301,11 +220,11 @@ def _open_results(ctx: RunContext, resume: bool) -> set[str]:
         if repaired:
             print(f"ctxbench: repaired a torn last line in {runs_path} ({repaired} bytes)", file=sys.stderr)
     if not (out / "manifest.json").exists():
-        _atomic_write(out / "manifest.json", manifest.model_dump_json(indent=2))
+        write_atomically(out / "manifest.json", manifest.model_dump_json(indent=2))
     results = read_results(runs_path)
     finished = [r for r in results if r.failure_reason != "model_error"]
     if len(finished) < len(results):  # cut short by the endpoint: not finished, so they run again
-        _atomic_write(runs_path, "".join(r.model_dump_json() + "\n" for r in finished))
+        write_atomically(runs_path, "".join(r.model_dump_json() + "\n" for r in finished))
         print(f"ctxbench: {len(results) - len(finished)} runs that ended in model_error run again", file=sys.stderr)
     return {r.run_id for r in finished}
 
@@ -350,7 +269,7 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any,
     results = read_results(runs_path)
     order = {s.run_id: i for i, s in enumerate(specs)}
     results.sort(key=lambda r: order.get(r.run_id, len(order)))
-    _atomic_write(runs_path, "".join(r.model_dump_json() + "\n" for r in results))
+    write_atomically(runs_path, "".join(r.model_dump_json() + "\n" for r in results))
     cut_short = [r for r in results if r.failure_reason == "model_error"]
     if cut_short:
         raise ExperimentAborted(f"{len(cut_short)} runs ended in model_error (last: {_one_line(cut_short[-1].error)}); "
@@ -378,7 +297,7 @@ class _ManifestGauges:
         self.written = time.monotonic()
         manifest = read_manifest(self.path.parent, "cannot update")
         manifest.concurrency = {endpoint: g.as_dict() for endpoint, g in self.gauges.items()}
-        _atomic_write(self.path, manifest.model_dump_json(indent=2))
+        write_atomically(self.path, manifest.model_dump_json(indent=2))
 
 
 GAUGE_WRITE_S = 5.0
@@ -411,11 +330,4 @@ def _one_line(text: str | None) -> str:
     return " ".join((text or "?").split())[:300]
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 

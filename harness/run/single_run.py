@@ -145,19 +145,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
             toolbox = Toolbox(ws, config.limits.test_timeout_s, config.limits.tool_output_bytes)
             outcome = run_agent(History(ctx.system_prompt, task.problem_statement), strategy, model, toolbox,
                                 budget, config.limits, deadline, transcript)
-        patch, evaluation, fault = _judge(ctx, task, ws)
-        reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok,
-                                  taskset_fault=fault is not None)
-        result = RunResult(
-            **base, resolved=reason is None, failure_reason=reason, **_spent(ctx.prices, outcome),
-            wall_s=round(time.monotonic() - start, 3), model_s=round(outcome.model_s, 3),
-            tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
-            tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
-            context_loss_events=outcome.context_loss_events,
-            own_rewrites=outcome.own_rewrites, tests=dict(evaluation.tests), patch=scrub(patch),
-            workspace=_kept(ctx, ws), grader="swebench" if evaluation.grader == "swebench" else None,
-            error=scrub(outcome.detail) if reason in ("model_error", "agent_error") else _taskset_fault_message(fault),
-        )
+        result = _judged_result(ctx, task, ws, outcome, base, start)
     except FatalModelError:
         raise
     except Exception:
@@ -174,6 +162,24 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
         if ctx.config.executor == "ray":
             live.unlink()
     return FinishedRun(result, compress_transcript(data))
+
+
+def _judged_result(ctx: RunContext, task: Task, ws: Workspace, outcome: AgentOutcome, base: dict[str, Any],
+                   start: float) -> RunResult:
+    """The record of a run the agent finished: its patch judged, its failure reason, what it spent."""
+    patch, evaluation, fault = _judge(ctx, task, ws)
+    reason = classify_failure(outcome.stop, patch, evaluation.resolved, evaluation.fail_to_pass_ok,
+                              taskset_fault=fault is not None)
+    return RunResult(
+        **base, resolved=reason is None, failure_reason=reason, **_spent(ctx.prices, outcome),
+        wall_s=round(time.monotonic() - start, 3), model_s=round(outcome.model_s, 3),
+        tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
+        tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
+        context_loss_events=outcome.context_loss_events,
+        own_rewrites=outcome.own_rewrites, tests=dict(evaluation.tests), patch=scrub(patch),
+        workspace=_kept(ctx, ws), grader="swebench" if evaluation.grader == "swebench" else None,
+        error=scrub(outcome.detail) if reason in ("model_error", "agent_error") else _taskset_fault_message(fault),
+    )
 
 
 def _judge(ctx: RunContext, task: Task, ws: Workspace) -> tuple[str, Evaluation, str | None]:

@@ -1,0 +1,96 @@
+"""What an experiment is checked for before anything is written: where its external agents run, the
+results folder, the gold patches."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ctxbench.harness.config import ExperimentConfig
+from ctxbench.harness.environments import environment_for
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.records import Task, Taskset
+
+__all__ = ["check_agents_run_here", "check_output_dir", "check_gold_patches"]
+
+
+def check_agents_run_here(config: ExperimentConfig, taskset: Taskset) -> None:
+    """An external agent runs on this machine, in the run's folder. For a task whose environment runs
+    containers it must take the run's container (name `{docker}` or `{image}`: its commands then run
+    there, docs/environments.md), else its commands and test runs would not see the image; and the
+    container placeholders mean nothing for a task that runs here.
+
+    Raises:
+        InputError: naming the arm, its agent and the first such tasks.
+    """
+    contained = [t for t in taskset.tasks if environment_for(t).containers]
+    local = [t for t in taskset.tasks if not environment_for(t).containers]
+    for arm in config.strategies:
+        agent = config.agent_of(arm)
+        if agent.builtin:
+            continue
+        where = f"strategies[{arm.key}].agent" if arm.agent else "agent"
+        if contained and not agent.takes_container:
+            more = f" and {len(contained) - 3} more" if len(contained) > 3 else ""
+            raise InputError(f"{where}: the external agent {agent.label} would run on this machine, outside the "
+                             f"containers of backend {_backends(contained)} (tasks {_ids(contained)}{more}): give it "
+                             "the run's container with {docker} (or {image}) in its command or env, or use agent: "
+                             "builtin (docs/environments.md)")
+        named = agent.container_placeholders()
+        if local and named:
+            more = f" and {len(local) - 3} more" if len(local) > 3 else ""
+            raise InputError(f"{where}: the container placeholders {', '.join(named)} mean nothing for tasks "
+                             f"{_ids(local)}{more} (backend {_backends(local)}: no container)")
+
+
+def _ids(tasks: list[Task]) -> str:
+    return ", ".join(t.id for t in tasks[:3])
+
+
+def _backends(tasks: list[Task]) -> str:
+    return ", ".join(sorted({t.runs_in.backend for t in tasks}))
+
+
+def check_output_dir(out: Path, key: str) -> None:
+    """The results folder can be created (or is a folder) and written.
+
+    Raises:
+        InputError: naming `key` (`--output` or `output_dir`) and what is in the way.
+    """
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{key}: {out} is a file, expected a folder for the results")
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if not existing.is_dir():
+        raise InputError(f"{key}: {out} lies under {existing}, which is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{key}: {existing} is not writable, so {out} cannot be written")
+
+
+def check_gold_patches(taskset: Taskset) -> None:
+    """`git apply --check` of every task's gold patch on its base files (milliseconds per task).
+
+    Raises:
+        InputError: naming the taskset file, the task and the key.
+    """
+    where = taskset.path / "taskset.yaml" if taskset.path.is_dir() else taskset.path
+    for task in taskset.tasks:
+        if not task.patch.strip():
+            continue
+        with tempfile.TemporaryDirectory(prefix="ctxbench-check-") as tmp:
+            env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(task.repo_dir.parent), "GIT_INDEX_FILE": f"{tmp}/index"}
+            args = ["apply", "--check", "--whitespace=nowarn", "-"]
+            if task.base_commit:
+                read = subprocess.run(["git", "read-tree", task.base_commit], cwd=task.repo_dir, env=env,
+                                      capture_output=True, text=True)
+                if read.returncode != 0:
+                    raise InputError(f"{where}: task {task.id}: base_commit {task.base_commit} not found in "
+                                     f"{task.repo_dir}: {read.stderr.strip()[:300]}")
+                args.insert(2, "--cached")
+            proc = subprocess.run(["git", *args], cwd=task.repo_dir, env=env, input=task.patch,
+                                  capture_output=True, text=True)
+        if proc.returncode != 0:
+            why = "; ".join(line.removeprefix("error: ") for line in proc.stderr.strip().splitlines())
+            raise InputError(f"{where}: task {task.id}: `patch` (the gold patch) does not apply to "
+                             f"{task.repo_dir}: {why[:500]}")
