@@ -1,4 +1,5 @@
-"""Dollar prices per model: from the experiment file (`model.pricing`) or the `genai-prices` database.
+"""Dollar prices per model: from the experiment file (`model.pricing`) or the `genai-prices` database, and
+the one cost rule (`call_cost`).
 
 genai-prices ships its price data inside the package, so a lookup needs no network; ctxbench never
 asks it to update. Prices are resolved once per experiment and written to the manifest.
@@ -11,8 +12,10 @@ from typing import Any
 
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import InputError
+from ctxbench.harness.records import Usage
 
-__all__ = ["Prices", "PriceSheet", "resolve_prices", "lookup_prices", "lookup_price_sheet", "run_cost"]
+__all__ = ["Prices", "PriceSheet", "resolve_prices", "lookup_prices", "lookup_price_sheet", "call_cost", "run_cost",
+           "usage_cost"]
 
 _PROBE = 1000
 """Tokens of the probe request used to read per-million prices (the base tier of tiered prices)."""
@@ -26,6 +29,9 @@ class Prices:
     """Prompt tokens not served from cache."""
     cached_input: float
     """Prompt tokens served from cache."""
+    cache_write: float
+    """Prompt tokens written to the cache (an entry of the default 5-minute TTL; prices given in the
+    experiment file: the input price)."""
     output: float
     """Completion tokens."""
     source: str
@@ -47,13 +53,15 @@ def lookup_prices(model_ref: str, base_url: str | None = None) -> Prices | None:
     try:
         plain = per_million(input_tokens=_PROBE)
         cached = per_million(input_tokens=_PROBE, cache_read_tokens=_PROBE)
+        written = per_million(input_tokens=_PROBE, cache_write_tokens=_PROBE, cache_write_5m_tokens=_PROBE)
         out = per_million(output_tokens=_PROBE)
     except LookupError:
         if base_url:  # an unknown endpoint (a local server): try the name alone
             return lookup_prices(model_ref)
         return None
     scale = 1_000_000 / _PROBE
-    return Prices(float(plain.total_price) * scale, float(cached.total_price) * scale, float(out.total_price) * scale,
+    read, write, output = (float(p.total_price) * scale for p in (cached, written, out))
+    return Prices(float(plain.total_price) * scale, read, write, output,
                   f"genai-prices {genai_prices.__version__}: {plain.provider.id}/{plain.model.id}")
 
 
@@ -112,7 +120,7 @@ def resolve_prices(model: ModelConfig) -> Prices | None:
     pricing = model.pricing
     if pricing is not None and pricing.input is not None and pricing.output is not None:  # both, or neither
         return Prices(pricing.input, pricing.cached_input if pricing.cached_input is not None else pricing.input,
-                      pricing.output, "experiment file")
+                      pricing.input, pricing.output, "experiment file")
     if pricing is not None and pricing.model:
         found = lookup_prices(pricing.model)
         if found is None:
@@ -124,10 +132,30 @@ def resolve_prices(model: ModelConfig) -> Prices | None:
     return lookup_prices(model.name, model.base_url)
 
 
-def run_cost(prices: Prices | None, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float | None:
-    """Dollars for these tokens: uncached prompt, cached prompt and completion each at its price."""
+def call_cost(prompt: float, cached: float, written: float, completion: float, *, input: float, cache_read: float,
+              cache_write: float, output: float) -> float:
+    """The one cost rule: dollars for a model call's tokens at these prices (dollars per million tokens).
+
+    The prompt tokens read from the cache cost the cache-read price, those written to it the cache-write
+    price, the rest of the prompt the input price, the completion the output price. Reads and writes are
+    parts of the prompt: reads count up to the prompt, writes up to what the reads leave.
+    """
+    reads = min(cached, prompt)
+    writes = min(written, max(0.0, prompt - reads))
+    return ((prompt - reads - writes) * input + reads * cache_read + writes * cache_write
+            + completion * output) / 1_000_000
+
+
+def run_cost(prices: Prices | None, prompt_tokens: int, cached_tokens: int, completion_tokens: int,
+             cache_write_tokens: int = 0) -> float | None:
+    """Dollars for these tokens at `prices` (`call_cost`); None without prices."""
     if prices is None:
         return None
-    cached = min(cached_tokens, prompt_tokens)
-    return ((prompt_tokens - cached) * prices.input + cached * prices.cached_input
-            + completion_tokens * prices.output) / 1_000_000
+    return call_cost(prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens, input=prices.input,
+                     cache_read=prices.cached_input, cache_write=prices.cache_write, output=prices.output)
+
+
+def usage_cost(prices: Prices | None, usage: Usage) -> float | None:
+    """Dollars of one model call's usage at `prices` (`call_cost`); None without prices."""
+    return run_cost(prices, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens,
+                    usage.cache_write_tokens)

@@ -6,7 +6,8 @@ completion tokens as the provider reported them and g the seconds since the run'
 
 - `no cache`: P at the input price, O at the output price — as if nothing were cached.
 - `cache as observed`: C at the cache-read price, W at the 5-minute cache-write price, the rest of P at
-  the input price (what the provider reported, priced as the database lists).
+  the input price (what the provider reported, priced as the database lists): the rule `cost_usd`
+  follows, `ctxbench.harness.pricing.call_cost`, by which every regime prices a call.
 - `5-minute TTL`, `1-hour TTL`: an explicit cache that lives that long: C is read from the cache only
   when g is within the TTL (the first call keeps what it reported; g unrecorded counts as within), and
   the rest of the prompt is written to the cache at that TTL's write price, for the next call.
@@ -24,7 +25,7 @@ from typing import Literal
 
 import pandas as pd
 
-from ctxbench.harness.pricing import PriceSheet, lookup_price_sheet
+from ctxbench.harness.pricing import PriceSheet, call_cost, lookup_price_sheet
 from ctxbench.harness.records import Manifest
 from ctxbench.reports.compare import compare_strategies
 from ctxbench.reports.metrics import MARGIN, PairedComparison
@@ -62,20 +63,22 @@ def price_sheets(manifest: Manifest, price_as: str | None = None) -> tuple[Price
     return sheet, lookup_price_sheet(model, batch=True)
 
 
-def _call_cost(regime: Regime, sheet: PriceSheet, turn: pd.Series) -> float:
+def _turn_cost(regime: Regime, sheet: PriceSheet, turn: pd.Series) -> float:
+    """Dollars of one turn under `regime` (`call_cost`, the cost rule `cost_usd` follows too): the agent's
+    call, and the strategy's own calls, which have no cache figures."""
     prompt, cached, written, out = (float(turn[k]) for k in
                                     ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens"))
+    write = sheet.cache_write_1h if regime == "1-hour TTL" else sheet.cache_write_5m
     if regime == "no cache":
-        return prompt * sheet.input + out * sheet.output
-    if regime in _TTL:
+        cached = written = 0.0
+    elif regime in _TTL:
         gap = turn["gap_s"]
         within = gap is None or (isinstance(gap, float) and math.isnan(gap)) or float(gap) <= _TTL[regime]
-        reads = min(cached, prompt) if within else 0.0
-        write = sheet.cache_write_5m if regime == "5-minute TTL" else sheet.cache_write_1h
-        return reads * sheet.cache_read + (prompt - reads) * write + out * sheet.output
-    reads, writes = min(cached, prompt), min(written, max(0.0, prompt - cached))
-    return (prompt - reads - writes) * sheet.input + reads * sheet.cache_read + writes * sheet.cache_write_5m \
-        + out * sheet.output
+        cached = min(cached, prompt) if within else 0.0
+        written = prompt - cached  # the rest of the prompt is written, for the next call
+    prices = {"input": sheet.input, "cache_read": sheet.cache_read, "cache_write": write, "output": sheet.output}
+    own = call_cost(float(turn["strategy_prompt_tokens"]), 0, 0, float(turn["strategy_completion_tokens"]), **prices)
+    return call_cost(prompt, cached, written, out, **prices) + own
 
 
 def regime_costs(turns: pd.DataFrame, sheets: tuple[PriceSheet, PriceSheet | None]) -> pd.DataFrame:
@@ -87,9 +90,8 @@ def regime_costs(turns: pd.DataFrame, sheets: tuple[PriceSheet, PriceSheet | Non
         sheet = batch if regime == "batch" else interactive
         if sheet is None:
             continue
-        calls = turns.apply(lambda t: _call_cost(regime, sheet, t), axis=1) if len(turns) else pd.Series(dtype=float)
-        own = turns["strategy_prompt_tokens"] * sheet.input + turns["strategy_completion_tokens"] * sheet.output
-        out[regime] = ((calls + own) / 1_000_000).groupby(turns["run_id"]).sum()
+        costs = turns.apply(lambda t: _turn_cost(regime, sheet, t), axis=1) if len(turns) else pd.Series(dtype=float)
+        out[regime] = costs.groupby(turns["run_id"]).sum()
     return pd.DataFrame(out)
 
 

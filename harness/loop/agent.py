@@ -39,6 +39,8 @@ class AgentOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    """Prompt tokens the provider wrote to its cache (priced at the cache-write price)."""
     strategy_tokens: int = 0
     strategy_completion_tokens: int = 0
     peak_context_tokens: int = 0
@@ -137,6 +139,7 @@ class Agent:
         out.prompt_tokens += completion.usage.prompt_tokens
         out.completion_tokens += completion.usage.completion_tokens
         out.cached_tokens += completion.usage.cached_tokens
+        out.cache_write_tokens += completion.usage.cache_write_tokens
         t1 = time.monotonic()
         results = [self.toolbox.execute(c, index) for c in completion.tool_calls]
         out.tool_s += time.monotonic() - t1

@@ -145,8 +145,8 @@ class Manifest(_Record):
     strategies: list[StrategyEntry] = Field(default_factory=list, description="The arms, in config order.")
     sandbox: SandboxInfo = Field(default_factory=SandboxInfo, description="How test commands were contained.")
     simulated: bool = Field(description="The model provider is the simulator.")
-    pricing: dict[str, Any] | None = Field(None, description="$ per million tokens (input, cached_input, output) "
-                                                             "and their source.")
+    pricing: dict[str, Any] | None = Field(None, description="$ per million tokens (input, cached_input, "
+                                                             "cache_write, output) and their source.")
     runs_planned: int = Field(0, description="strategies x tasks x repeats.")
     concurrency: dict[str, Any] | None = Field(None, description="Endpoint -> its model calls in flight: `limit` "
                                                "(now), `ceiling`, `lowest`, `peak_in_flight`, `throttled` (429/503 "

@@ -217,6 +217,7 @@ def _outcome_from_transcript(path: Path, history: History) -> AgentOutcome:
         out.prompt_tokens += turn.usage.prompt_tokens
         out.completion_tokens += turn.usage.completion_tokens
         out.cached_tokens += turn.usage.cached_tokens
+        out.cache_write_tokens += turn.usage.cache_write_tokens
         out.strategy_tokens += turn.ledger.strategy_tokens
         out.strategy_completion_tokens += turn.ledger.strategy_completion_tokens
         out.peak_context_tokens = max(out.peak_context_tokens, turn.context_tokens)
@@ -227,7 +228,7 @@ def _cost(prices: Prices | None, outcome: AgentOutcome) -> float | None:
     """The run's dollars: the agent's calls, and the strategy's own calls (their prompts priced as uncached)."""
     strategy_prompt = outcome.strategy_tokens - outcome.strategy_completion_tokens
     cost = run_cost(prices, outcome.prompt_tokens + strategy_prompt, outcome.cached_tokens,
-                    outcome.completion_tokens + outcome.strategy_completion_tokens)
+                    outcome.completion_tokens + outcome.strategy_completion_tokens, outcome.cache_write_tokens)
     return None if cost is None else round(cost, 8)
 
 

@@ -9,18 +9,31 @@ import pytest
 
 from ctxbench.harness.config import ModelConfig, load_config
 from ctxbench.harness.errors import InputError
-from ctxbench.harness.pricing import Prices, lookup_prices, resolve_prices, run_cost
+from ctxbench.harness.pricing import Prices, call_cost, lookup_prices, resolve_prices, run_cost, usage_cost
+from ctxbench.harness.records import Usage
 from ctxbench.harness.run.runner import prepare, run_experiment
 from ctxbench.reports import write_report
 
 
 def test_prices_from_the_experiment_file() -> None:
     prices = resolve_prices(ModelConfig(pricing={"input": 2.0, "cached_input": 0.5, "output": 8.0}))
-    assert prices == Prices(2.0, 0.5, 8.0, "experiment file")
+    assert prices == Prices(2.0, 0.5, 2.0, 8.0, "experiment file")  # cache writes at the input price
     assert resolve_prices(ModelConfig(pricing={"input": 2.0, "output": 8.0})).cached_input == 2.0
     assert run_cost(prices, prompt_tokens=1_000_000, cached_tokens=400_000, completion_tokens=100_000) == \
         pytest.approx(0.6 * 2.0 + 0.4 * 0.5 + 0.1 * 8.0)
     assert run_cost(None, 10, 0, 10) is None
+
+
+def test_cache_writes_cost_their_write_price_by_the_one_rule_the_regimes_follow() -> None:
+    found = lookup_prices("claude-sonnet-4-5")
+    assert found is not None and (found.input, found.cached_input, found.cache_write) == pytest.approx((3.0, 0.3, 3.75))
+    usage = Usage(prompt_tokens=10_000, completion_tokens=100, cached_tokens=6_000, cache_write_tokens=3_000)
+    assert usage_cost(found, usage) == pytest.approx((1_000 * 3.0 + 6_000 * 0.3 + 3_000 * 3.75 + 100 * 15.0) / 1e6)
+    assert usage_cost(found, usage) == pytest.approx(call_cost(10_000, 6_000, 3_000, 100, input=3.0, cache_read=0.3,
+                                                               cache_write=3.75, output=15.0))
+    assert call_cost(100, 80, 50, 0, input=1.0, cache_read=0.0, cache_write=2.0, output=0.0) == \
+        pytest.approx(20 * 2.0 / 1e6), "writes count up to what the reads leave of the prompt"
+    assert lookup_prices("gpt-4o-mini").cache_write == lookup_prices("gpt-4o-mini").input  # no write price: input
 
 
 def test_prices_from_the_database_need_no_network() -> None:
@@ -61,7 +74,7 @@ def test_cost_per_run_in_runs_summary_and_report(experiment_file, tmp_path) -> N
     baseline = next(r for r in runs if r["strategy"] == "baseline")
     assert 0 < baseline["cached_tokens"] < baseline["prompt_tokens"], "the simulator reports prompt-cache hits"
     assert json.loads((out / "manifest.json").read_text())["pricing"] == {
-        "input": 3.0, "cached_input": 0.3, "output": 15.0, "source": "experiment file"}
+        "input": 3.0, "cached_input": 0.3, "cache_write": 3.0, "output": 15.0, "source": "experiment file"}
     paths = write_report(out)
     rows = {row["strategy"]: row for row in csv.DictReader(paths.summary_csv.open())}
     assert float(rows["baseline"]["cost_mean"]) == pytest.approx(baseline["cost_usd"])

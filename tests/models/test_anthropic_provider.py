@@ -300,3 +300,20 @@ def test_smoke_through_serve_sim_matches_the_in_process_simulator(tmp_path, serv
     manifest = json.loads((tmp_path / "http" / "manifest.json").read_text())
     assert manifest["config"]["model"]["provider"] == "anthropic" and not manifest["simulated"]
     assert not any(TEST_KEY.encode() in p.read_bytes() for p in (tmp_path / "http").rglob("*") if p.is_file())
+
+
+def test_a_run_s_cache_writes_cost_the_write_price(tmp_path, scripted_endpoint, api_key):
+    """Anthropic reports the prompt tokens it wrote to its cache; `cost_usd` prices them at the cache-write
+    price (Claude Sonnet: $3.75 per million against $3 for input), as the pricing regimes do."""
+    usage = {"input_tokens": 1000, "cache_creation_input_tokens": 4000, "cache_read_input_tokens": 2000,
+             "output_tokens": 100}
+    server = scripted_endpoint([(200, anthropic_message("Done.", [("finish", {"summary": "nothing"})], usage))])
+    overrides = ["model.provider=anthropic", f"model.base_url={root(server.url)}", f"model.api_key_env={TEST_KEY_ENV}",
+                 "model.pricing={model: claude-sonnet-4-5}", "repeats=1", "workers=1",
+                 "taskset.ids=[calc-median-even-length]"]
+    out = tmp_path / "out"
+    (result,) = run_experiment(prepare(load_config(SMOKE, overrides), SMOKE.parent, out), progress=False)
+    dollars = (1000 * 3.0 + 4000 * 3.75 + 2000 * 0.3 + 100 * 15.0) / 1e6
+    assert (result.turns, result.prompt_tokens, result.cached_tokens) == (1, 7000, 2000)
+    assert result.cost_usd == pytest.approx(dollars)
+    assert json.loads((out / "manifest.json").read_text())["pricing"]["cache_write"] == pytest.approx(3.75)
