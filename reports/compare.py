@@ -3,10 +3,11 @@
 A candidate is paired with a reference on (task, repeat). The primary figure for completion is the
 mean over tasks of the per-task mean difference, with the exact sign-flip randomization test over
 tasks and its test-inverted interval (ctxbench.reports.exact); the exact McNemar test on the (task,
-repeat) pairs is kept as a secondary figure that treats repeats as independent. Token and cost ratios
-get the same test on per-task log ratios. Verdicts come from those tests, at the level Holm's
-correction gives the strategy when several are compared with one reference: each metric's record
-(ctxbench.reports.metrics) decides its own.
+repeat) pairs is kept as a secondary figure that treats repeats as independent. Non-inferiority and
+equivalence rest on the bounded-mean test of the same per-task differences (ctxbench.reports.bounded).
+Token and cost ratios are ratios of totals (the bill), with the sign-flip test of the per-task totals.
+Verdicts come from those tests, at the level Holm's correction gives the strategy when several are
+compared with one reference: each metric's record (ctxbench.reports.metrics) decides its own.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ctxbench.reports.fixed import FixedDifference, check_fixed_variables
 from ctxbench.reports.loading import ResultsFolder
 from ctxbench.reports.metrics import (ALPHA, MARGIN, SAME_RATIO, Completion, CostVerdict, PairedComparison, Ratio,
                                       Verdict, with_holm)
-from ctxbench.reports.exact import sign_flip
+from ctxbench.reports.exact import ratio_sign_flip, sign_flip
 from ctxbench.reports.stats import clustered_mean, holm, mcnemar_exact, variance_parts
 from ctxbench.reports.summary import split_harness_errors
 from ctxbench.reports.verdicts import (accounting_lines, comparison_csv, comparison_frame, completion_phrase,
@@ -48,10 +49,10 @@ def _ratio(pairs: pd.DataFrame, metric: Literal["tokens", "cost"], seed: int, al
     ref = pairs[f"{column}_ref"].to_numpy(dtype=float)
     cand = pairs[f"{column}_cand"].to_numpy(dtype=float)
     tasks = pairs["task_id"].to_numpy()
-    ref_t, cand_t = _per_task(ref, tasks), _per_task(cand, tasks)
-    spent = (ref_t > 0) & (cand_t > 0)
-    logs = np.log(cand_t[spent].to_numpy() / ref_t[spent].to_numpy())
-    return Ratio(metric, float(ref.mean()), float(cand.mean()), len(ref_t), sign_flip(logs, seed), alpha=alpha)
+    ref_t = pd.Series(ref).groupby(tasks).sum().to_numpy()
+    cand_t = pd.Series(cand).groupby(tasks).sum().to_numpy()
+    return Ratio(metric, float(ref.mean()), float(cand.mean()), len(ref_t), ratio_sign_flip(ref_t, cand_t, seed),
+                 alpha=alpha)
 
 
 def _completion(pairs: pd.DataFrame, margin: float, alpha: float, seed: int) -> Completion:

@@ -21,7 +21,8 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["EXACT_TASKS", "SAMPLED_PATTERNS", "SignFlip", "sign_flip", "smallest_p", "attained_level", "expected_size"]
+__all__ = ["EXACT_TASKS", "SAMPLED_PATTERNS", "SignFlip", "sign_flip", "RatioSignFlip", "ratio_sign_flip", "smallest_p",
+           "attained_level", "expected_size"]
 
 EXACT_TASKS = 14
 """Up to this many tasks every sign pattern is enumerated (2^14 = 16,384)."""
@@ -126,6 +127,76 @@ def sign_flip(values: np.ndarray, seed: int = 0) -> SignFlip:
         return SignFlip(x, np.zeros(1), np.zeros(1))
     patterns = _patterns(x.size, seed)
     return SignFlip(x, patterns @ x, patterns.sum(axis=1))
+
+
+@dataclass(frozen=True)
+class RatioSignFlip:
+    """The sign-flip test of a ratio of totals over tasks, Σ candidate / Σ reference, and its interval.
+
+    The ratio is ρ when Σ_t (c_t − ρ r_t) = 0, c_t and r_t a task's totals in the two arms. The test of ρ
+    flips the sign of each task's c_t − ρ r_t: at ρ = 1, where the candidate changes nothing (each task's
+    totals as likely to come from either arm), every sign pattern is as likely as the observed one, and
+    the test is exact; its interval holds every ρ it does not reject (Fieller's construction, with the
+    randomization test in place of the t test)."""
+
+    reference: np.ndarray = field(repr=False, compare=False)
+    """Per-task totals of the reference."""
+    candidate: np.ndarray = field(repr=False, compare=False)
+    reference_sums: np.ndarray = field(repr=False, compare=False)
+    """Σ s_t · r_t for every sign pattern s (the observed pattern first)."""
+    candidate_sums: np.ndarray = field(repr=False, compare=False)
+
+    @property
+    def tasks(self) -> int:
+        return int(self.reference.size)
+
+    @property
+    def ratio(self) -> float:
+        """Σ candidate / Σ reference; NaN when the reference totals 0."""
+        total = float(self.reference.sum())
+        return float(self.candidate.sum()) / total if total > 0 else math.nan
+
+    def p_value(self, rho: float = 1.0) -> float:
+        """Two-sided p of the hypothesis that each task's c_t − ρ r_t is symmetric around 0."""
+        observed = float(self.candidate.sum() - rho * self.reference.sum())
+        shifted = self.candidate_sums - rho * self.reference_sums
+        tol = 1e-9 * max(float(np.abs(self.candidate).sum() + rho * np.abs(self.reference).sum()), 1e-300)
+        return float(np.count_nonzero(np.abs(shifted) >= abs(observed) - tol)) / shifted.size
+
+    def _bound(self, inside: float, outside: float, level: float) -> float:
+        for _ in range(80):
+            mid = (inside + outside) / 2
+            if self.p_value(mid) > level:
+                inside = mid
+            else:
+                outside = mid
+            if abs(outside - inside) < 1e-7 * max(abs(mid), 1e-12):
+                break
+        return inside
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """Every ρ the test does not reject at 1 − confidence (the upper end inf when no ρ above the ratio
+        is rejected); NaN when the reference totals 0 or the tasks are too few for this level."""
+        level = 1 - confidence
+        estimate = self.ratio
+        if math.isnan(estimate) or smallest_p(self.tasks) > level:
+            return math.nan, math.nan
+        low = 0.0 if self.p_value(0.0) > level else self._bound(estimate, 0.0, level)
+        above = max(estimate, 1e-12) * 2
+        while self.p_value(above) > level:
+            if above > 1e6 * max(estimate, 1e-12):
+                return low, math.inf
+            above *= 2
+        return low, self._bound(estimate, above, level)
+
+
+def ratio_sign_flip(reference: np.ndarray, candidate: np.ndarray, seed: int = 0) -> RatioSignFlip:
+    """The sign-flip test of Σ candidate / Σ reference over tasks (per-task totals, seeded when sampled)."""
+    r, c = np.asarray(reference, dtype=float), np.asarray(candidate, dtype=float)
+    if r.size == 0:
+        return RatioSignFlip(r, c, np.zeros(1), np.zeros(1))
+    patterns = _patterns(r.size, seed)
+    return RatioSignFlip(r, c, patterns @ r, patterns @ c)
 
 
 LATTICE = 2520

@@ -2,7 +2,11 @@
 
 Each metric record holds its figures, its Holm correction, its interval, its p-value and its verdict,
 all from the per-task values (the task is the unit of inference),
-decided in that record's `verdict` alone. `PairedComparison` is the pairing (who, how many pairs, who
+decided in that record's `verdict` alone. Each verdict rests on one test and prints that test's interval:
+better / worse on the sign-flip test of "the candidate changes nothing" (exact), non-inferior and
+equivalent on the bounded-mean test of the difference (valid whatever the per-task differences'
+distribution within [−1, 1], ties included), cheaper / dearer on the sign-flip test of the ratio of
+totals (the bill). `PairedComparison` is the pairing (who, how many pairs, who
 was left out) with one record per metric.
 """
 
@@ -10,14 +14,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal, TypeVar
 
 import numpy as np
 
-from ctxbench.reports.exact import SignFlip, expected_size, smallest_p
+from ctxbench.reports.bounded import BoundedMean, bounded_mean
+from ctxbench.reports.exact import RatioSignFlip, SignFlip, expected_size, smallest_p
 from ctxbench.reports.power import mdd as power_mdd
 from ctxbench.reports.stats import ClusteredMean, VarianceParts
-from ctxbench.reports.tdist import t_cdf
 
 __all__ = ["ALPHA", "MARGIN", "SAME_RATIO", "Verdict", "CostVerdict", "Completion", "Ratio", "PairedComparison",
            "with_holm"]
@@ -89,13 +94,10 @@ class Completion:
         return _too_few(self.mean.tasks, self.family, self.alpha)
 
     @property
-    def ci(self) -> tuple[float, float]:
-        """Test-inverted sign-flip interval at `confidence`, joined with the task-clustered t interval where
-        that is estimable, clipped to [−1, 1]; NaN when every task differs by the same amount or the tasks
-        are too few for an interval at this level. Away from 0 the sign-flip test assumes per-task
-        differences symmetric around the value tested, which differences of 0/1 outcomes with many ties at
-        0 are not; the t interval does not need it, the sign-flip one holds where the t one degenerates,
-        and their union holds in both cases."""
+    def difference_ci(self) -> tuple[float, float]:
+        """The interval of the better / worse verdict: the test-inverted sign-flip interval at `confidence`,
+        joined with the task-clustered t interval where that is estimable, clipped to [−1, 1]; NaN when
+        every task differs by the same amount or the tasks are too few for an interval at this level."""
         low, high = self.test.interval(self.confidence)
         if math.isnan(low) or math.isinf(low) or math.isinf(high):
             return math.nan, math.nan
@@ -104,6 +106,39 @@ class Completion:
             low, high = min(low, t_low), max(high, t_high)
         return max(-1.0, low), min(1.0, high)
 
+    @cached_property
+    def bounded(self) -> BoundedMean:
+        """The bounded-mean (betting) test of the per-task differences: non-inferiority and equivalence."""
+        return bounded_mean(self.test.values, self.alpha)
+
+    @property
+    def bounds_confidence(self) -> float:
+        """The confidence of `bounds`: each bound one-sided at α / (its Holm multiplier), so 1 − 2α/k."""
+        return 1 - 2 * self.alpha / self.ni_holm_factor
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The interval of the non-inferior / equivalent verdicts: the lower bound rejects "worse by more",
+        the upper "better by more", each at the level of the non-inferiority test (α / its Holm
+        multiplier), whatever the per-task differences' distribution within [−1, 1]."""
+        return self.bounded.interval(self.alpha / self.ni_holm_factor)
+
+    @property
+    def decided_by_difference(self) -> bool:
+        """The verdict is better or worse: it rests on the sign-flip test and its interval."""
+        return self.verdict in ("better", "worse")
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """The interval the verdict rests on: `difference_ci` for better / worse, else `bounds` (which
+        every verdict short of better or worse is read from)."""
+        return self.difference_ci if self.decided_by_difference else self.bounds
+
+    @property
+    def ci_confidence(self) -> float:
+        """The confidence of `ci`."""
+        return self.confidence if self.decided_by_difference else self.bounds_confidence
+
     @property
     def p_value(self) -> float:
         """Primary, unadjusted: the two-sided sign-flip p over tasks (exact); NaN when no task differs."""
@@ -111,22 +146,16 @@ class Completion:
             return math.nan
         return self.test.p_value(0.0)
 
-    def _t_one_sided(self, mu: float, greater: bool) -> float:
-        if not self.mean.estimable:
-            return 0.0
-        t = (self.mean.estimate - mu) / self.mean.se
-        return 1 - t_cdf(t, self.mean.df) if greater else t_cdf(t, self.mean.df)
-
     @property
     def ni_p(self) -> float:
-        """Unadjusted one-sided p of "worse by the margin or more" (the non-inferiority test): the larger of
-        the sign-flip and the task-clustered t p (see `ci`)."""
-        return max(self.test.p_value(-self.margin, "greater"), self._t_one_sided(-self.margin, True))
+        """Unadjusted one-sided p of "worse by the margin or more" (the non-inferiority test): the
+        bounded-mean test's (ctxbench.reports.bounded)."""
+        return self.bounded.p_value(-self.margin, "greater")
 
     @property
     def equivalence_p(self) -> float:
         """Unadjusted one-sided p of "better by the margin or more" (the other half of equivalence)."""
-        return max(self.test.p_value(self.margin, "less"), self._t_one_sided(self.margin, False))
+        return self.bounded.p_value(self.margin, "less")
 
     @property
     def mdd(self) -> float:
@@ -161,20 +190,21 @@ class Completion:
 
 @dataclass(frozen=True)
 class Ratio:
-    """Tokens or cost, candidate / reference: the geometric mean over tasks of the per-task ratio of
-    means, with a sign-flip test and test-inverted interval on the per-task log ratios, and the verdict.
+    """Tokens or cost, candidate / reference: the ratio of the totals over the paired runs (the bill),
+    with the sign-flip test of each task's totals and its test-inverted interval, and the verdict; the
+    typical task's ratio (the geometric mean of the per-task ratios) beside it.
 
-    The estimand is the typical (geometric-mean) per-task ratio over the population of tasks like these.
-    Log ratios are nearly symmetric where ratios of sums are not, so the test holds its level from 5 tasks
-    up (and says "too few tasks" where no p could pass)."""
+    The estimand is Σ candidate / Σ reference over the population of tasks like these: what the bill of
+    a run of such tasks becomes. A strategy that halves most small tasks and doubles a large one is
+    cheaper on the typical task and dearer in total; the verdict answers for the total."""
 
     metric: Literal["tokens", "cost"]
     reference: float
     """Mean per run of the reference."""
     candidate: float
     tasks: int
-    test: SignFlip = field(repr=False, compare=False)
-    """Sign-flip distribution of the per-task log ratios (tasks where both arms spent something)."""
+    test: RatioSignFlip = field(repr=False, compare=False)
+    """Sign-flip distribution of the per-task totals over the paired runs."""
     alpha: float = ALPHA
     holm_factor: int = 1
     """Holm multiplier: the interval has confidence 1 − alpha / holm_factor."""
@@ -185,13 +215,31 @@ class Ratio:
 
     @property
     def ratio(self) -> float:
-        """exp(mean per-task log ratio); NaN when no task has a positive amount in both arms."""
-        return math.exp(self.test.estimate) if self.test.tasks else math.nan
+        """Σ candidate / Σ reference over the paired runs; NaN when the reference spent nothing."""
+        return self.test.ratio
+
+    @property
+    def typical(self) -> float:
+        """The typical task's ratio: exp(mean per-task log ratio) over the tasks where both arms spent
+        something (NaN where none did)."""
+        spent = (self.test.reference > 0) & (self.test.candidate > 0)
+        if not spent.any():
+            return math.nan
+        return float(np.exp(np.mean(np.log(self.test.candidate[spent] / self.test.reference[spent]))))
+
+    @property
+    def reference_spent(self) -> bool:
+        """The reference's runs spent something (a ratio to it exists)."""
+        return bool(self.test.reference.sum() > 0)
+
+    @property
+    def candidate_spent(self) -> bool:
+        return bool(self.test.candidate.sum() > 0)
 
     @property
     def estimable(self) -> bool:
-        """At least two tasks with a positive amount in both arms."""
-        return self.test.tasks >= 2
+        """At least two tasks, and a reference that spent something."""
+        return self.test.tasks >= 2 and self.reference_spent
 
     @property
     def too_few_tasks(self) -> bool:
@@ -199,10 +247,11 @@ class Ratio:
 
     @property
     def p_value(self) -> float:
-        """Two-sided sign-flip p of ratio = 1, unadjusted (NaN when not estimable or every task has ratio 1)."""
-        if not self.estimable or not np.any(np.abs(self.test.values) > 1e-12):
+        """Two-sided sign-flip p of ratio = 1, unadjusted (NaN when not estimable or every task's totals
+        are equal)."""
+        if not self.estimable or np.allclose(self.test.candidate, self.test.reference, rtol=1e-12, atol=0.0):
             return math.nan
-        return self.test.p_value(0.0)
+        return self.test.p_value(1.0)
 
     @property
     def confidence(self) -> float:
@@ -210,22 +259,17 @@ class Ratio:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Test-inverted interval at `confidence`; the ratio itself when every task has the same ratio (any
-        other is rejected); (NaN, NaN) when not estimable or too few tasks for this level."""
-        if not self.estimable or smallest_p(self.test.tasks) > 1 - self.confidence:
+        """Test-inverted interval at `confidence` (its upper end inf when the tasks reject no ratio above);
+        (NaN, NaN) when not estimable or too few tasks for this level."""
+        if not self.estimable:
             return math.nan, math.nan
-        if self.test.constant:
-            return self.ratio, self.ratio
-        low, high = self.test.interval(self.confidence)
-        if math.isinf(low) or math.isinf(high):
-            return math.nan, math.nan
-        return math.exp(low), math.exp(high)
+        return self.test.interval(self.confidence)
 
     @property
     def verdict(self) -> CostVerdict:
-        """cheaper / dearer when the Holm-adjusted test rejects ratio 1; same when the whole interval
-        lies within ×(1 ± SAME_RATIO); too few tasks when no p could pass α / family; inconclusive
-        otherwise."""
+        """cheaper / dearer when the Holm-adjusted test rejects a ratio of totals of 1; same when the whole
+        interval lies within ×(1 ± SAME_RATIO); too few tasks when no p could pass α / family;
+        inconclusive otherwise."""
         if not math.isnan(self.holm_p) and self.holm_p < self.alpha:
             return "cheaper" if self.ratio < 1 else "dearer"
         low, high = self.ci

@@ -156,7 +156,7 @@ def plan_frame(rows: list[PlanRow]) -> pd.DataFrame:
         out.append({
             "strategy": r.strategy, "vs": r.reference, "tasks × repeats": f"{r.tasks} × {r.repeats:g}",
             "sd between tasks (pts)": _sd(r.parts.between), "sd between repeats (pts)": _sd(r.parts.within),
-            "MDD now (pts)": "∞" if math.isinf(mdd) else f"{mdd * 100:.1f}",
+            "MDD now (pts)": _mdd_cell(mdd),
             f"tasks for {r.difference * 100:g} pts": _count(r.tasks_needed, "tasks") + f" (× {round(r.repeats)} repeats)",
             f"repeats for {r.difference * 100:g} pts": (_count(r.repeats_needed, "repeats") + f" (× {r.tasks} tasks)"
                                                         if r.split_identifiable else NOT_IDENTIFIABLE),
@@ -182,15 +182,27 @@ def _unknown_sentence(r: PlanRow, pts: str) -> str:
             f"({r.tasks} tasks): it cannot say what {pts} would need — run more tasks or repeats first.")
 
 
+def _detects(mdd: float) -> str:
+    """What a design detects, in words: a completion difference cannot exceed 100 pts, so an MDD beyond
+    it is no difference at all."""
+    if math.isinf(mdd):
+        return "detects no difference (too few tasks)"
+    if mdd > 1:
+        return "cannot detect any difference up to 100 pts"
+    return f"detects {mdd * 100:.1f} pts"
+
+
+def _mdd_cell(mdd: float) -> str:
+    return "∞" if math.isinf(mdd) else "> 100" if mdd > 1 else f"{mdd * 100:.1f}"
+
+
 def plan_sentence(r: PlanRow) -> str:
     """One line answering "how many runs do I need to detect this difference?"."""
     pts = f"{r.difference * 100:g} pts"
     if not r.estimable:
         return _unknown_sentence(r, pts)
-    mdd = r.mdd
-    parts = [f"`{r.strategy}` vs `{r.reference}`: this design ({r.tasks} tasks × {r.repeats:g} repeats) detects "
-             f"{'no difference (too few tasks)' if math.isinf(mdd) else f'{mdd * 100:.1f} pts'} with "
-             f"{r.power:.0%} power at {_level_text(r)}"]
+    parts = [f"`{r.strategy}` vs `{r.reference}`: this design ({r.tasks} tasks × {r.repeats:g} repeats) "
+             f"{_detects(r.mdd)} with {r.power:.0%} power at {_level_text(r)}"]
     t = r.tasks_needed
     parts.append(f"{pts} needs {_count(t, 'tasks')} tasks × {round(r.repeats)} repeats"
                  + ("" if t is None else f" = {t * round(r.repeats):,} runs per strategy"))

@@ -35,19 +35,25 @@ DEFAULT_REFERENCE = "baseline"
 
 METHOD = ("Pairs are (task, repeat) runs with the same seed; the task is the unit of inference (repeats of one "
           "task are correlated) and the estimand the difference over the population of tasks like these. "
-          "Completion: the mean of the per-task mean differences, tested by flipping the sign of whole tasks "
-          "(exact sign-flip randomization test) and given the interval of every difference that test does not "
-          "reject; design effect = the variance of the pair mean clustered by task over that of independent "
-          "pairs. Tokens and cost: the geometric mean of the per-task ratios, with the same test on the per-task "
-          "log ratios. Holm's correction across the {m} strategies compared with `{reference}`, separately for "
-          "completion, completion non-inferiority, tokens and cost: each interval has confidence 1 − {alpha:g}/k "
-          "(k its Holm multiplier, printed beside it). Verdicts: better / worse when the adjusted test rejects no "
-          "difference; non-inferior when the adjusted one-sided test rejects \"worse by {margin:g} pts\", "
-          "equivalent when the test of \"better by {margin:g} pts\" is rejected too; too few tasks when no p "
-          "could pass {alpha:g}/{m}; else inconclusive. Tokens and cost: cheaper / dearer, same within ×(1 ± "
-          "{same:g}), too few tasks, else inconclusive. The exact McNemar test on (task, repeat) pairs is a "
-          "secondary figure that treats repeats as independent. MDD: smallest difference the task-level test "
-          "detects with 80% power at {alpha:g}/{m}.")
+          "Completion: the mean of the per-task mean differences. Better / worse: tested by flipping the sign of "
+          "whole tasks (exact sign-flip randomization test of \"the candidate changes nothing\"), with the "
+          "interval of every difference that test does not reject; design effect = the variance of the pair mean "
+          "clustered by task over that of independent pairs. Non-inferior / equivalent: the bounded-mean "
+          "(betting) test of the per-task differences, which holds whatever their distribution within [−1, 1], "
+          "ties and skew included, so that a handful of tied tasks cannot rule out a loss. Tokens and cost: the "
+          "ratio of the totals over the paired runs (what the bill becomes), tested by flipping the sign of each "
+          "task's candidate total minus the reference's, with the interval of every ratio that test does not "
+          "reject; the typical task's ratio (geometric mean of the per-task ratios) is printed beside it. Holm's "
+          "correction across the {m} strategies compared with `{reference}`, separately for completion, "
+          "completion non-inferiority, tokens and cost: each interval has confidence 1 − {alpha:g}/k (k its Holm "
+          "multiplier; the non-inferiority interval 1 − 2·{alpha:g}/k, each bound one-sided at {alpha:g}/k). "
+          "Verdicts: better / worse when the adjusted test rejects no difference; non-inferior when the adjusted "
+          "one-sided test rejects \"worse by {margin:g} pts\" (the lower bound is above −{margin:g}), equivalent "
+          "when the test of \"better by {margin:g} pts\" is rejected too; too few tasks when no p could pass "
+          "{alpha:g}/{m}; else inconclusive. Each verdict prints the interval it rests on. Tokens and cost: "
+          "cheaper / dearer, same within ×(1 ± {same:g}), too few tasks, else inconclusive. The exact McNemar "
+          "test on (task, repeat) pairs is a secondary figure that treats repeats as independent. MDD: smallest "
+          "difference the task-level test detects with 80% power at {alpha:g}/{m}.")
 
 SIMULATED_NOTICE = ("Results from the simulated model `{model}` — a stand-in for a model, not a model: they measure "
                     "the strategies against the simulator's attention model, not a real LLM.")
@@ -132,7 +138,7 @@ def _failure_table(summaries: list[StrategySummary]) -> pd.DataFrame:
     return table
 
 
-_IN_VERDICT_TABLE = ("vs", "verdict", "token ratio", "tokens", "cost ratio", "cost")
+_IN_VERDICT_TABLE = ("vs", "verdict", "token ratio (total)", "tokens", "cost ratio (total)", "cost")
 """Columns of the comparison table the verdict table already shows (comparisons.csv keeps them all)."""
 
 
@@ -222,9 +228,10 @@ def _draw_plots(folder: ResultsFolder, summaries: list[StrategySummary], fill: p
     return plots
 
 
-def _verdict_blocks(reference: str, comparisons: list[PairedComparison], regimes: list[RegimeVerdicts]
-                    ) -> list[Block]:
-    """The first screen: one row per strategy against the reference, verdict words coloured."""
+def _verdict_blocks(reference: str, comparisons: list[PairedComparison], regimes: list[RegimeVerdicts],
+                    sequential: SequentialRecord | None = None) -> list[Block]:
+    """The first screen: one row per strategy against the reference, verdict words coloured; a finished
+    sequential experiment's completion from its rounds."""
     if not comparisons:
         return []
     observed = {v.strategy: v.by_regime["cache as observed"].cost for v in regimes if "cache as observed" in v.by_regime}
@@ -233,9 +240,9 @@ def _verdict_blocks(reference: str, comparisons: list[PairedComparison], regimes
     costs = {c.strategy: c.cost.verdict for c in comparisons if c.cost is not None}
     holds = {v.strategy: holds_word(v, costs.get(v.strategy)) for v in regimes}
     note = " Cost: the runs re-priced call by call, cache as observed (see the pricing regimes)." if repriced else ""
-    return [Table(verdict_frame(comparisons, holds), id="verdicts", inline=True,
+    return [Table(verdict_frame(comparisons, holds, sequential), id="verdicts", inline=True,
                   colours=tuple(VERDICT_COLOURS.items())),
-            Paragraph(verdict_caption(comparisons, reference) + note)]
+            Paragraph(verdict_caption(comparisons, reference, sequential) + note)]
 
 
 def _opening(folder: ResultsFolder, sequential: SequentialRecord | None) -> list[Block]:
@@ -311,7 +318,8 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
     blocks: list[Block] = [
         *_opening(folder, sequential),
         Heading(f"ctxbench report — {folder.manifest.name}", 1),
-        *_verdict_blocks(reference, comparisons, regimes),
+        *_verdict_blocks(reference, comparisons, regimes,
+                         sequential if sequential is not None and sequential.reference == reference else None),
         *sequential_blocks(sequential),
         *_experiment(folder),
         Heading("Summary"),

@@ -22,7 +22,7 @@ def _times(x: float) -> str:
 
 
 def _two(x: float) -> str:
-    return f"{x:.2f}"
+    return "∞" if math.isinf(x) else f"{x:.2f}"
 
 
 def _p(p: float) -> str:
@@ -51,27 +51,43 @@ def _why_not_estimable(c: PairedComparison) -> str:
 
 
 def completion_phrase(c: PairedComparison) -> str:
-    """e.g. "**non-inferior** in completion (+12.5 pts [−3.1, +28.1], 97.5% CI, margin 5 pts)"."""
+    """e.g. "**non-inferior** in completion (+12.5 pts [−3.1, +28.1], 90% CI, margin 5 pts)": the interval
+    the verdict rests on, at its level."""
     m = c.completion
     low, high = m.ci
     if math.isnan(low):
         figure = f"{_pts(m.difference)} pts, interval not estimable: {_why_not_estimable(c)}"
     else:
-        figure = f"{_pts(m.difference)} pts {_interval(low, high, _pts)}, {_level(m.confidence)} CI"
+        figure = f"{_pts(m.difference)} pts {_interval(low, high, _pts)}, {_level(m.ci_confidence)} CI"
     return f"**{m.verdict}** in completion ({figure}, margin {m.margin * 100:g} pts)"
 
 
-def _ratio_figure(figure: Ratio) -> str:
+_SPENT = {"tokens": "no tokens", "cost": "nothing"}
+
+
+def _why_no_ratio(figure: Ratio, reference: str, candidate: str) -> str:
+    if not figure.reference_spent:
+        return f"`{reference}` recorded {_SPENT[figure.metric]}"
+    if figure.tasks < 2:
+        return "one task"
+    return f"too few tasks ({figure.tasks})"
+
+
+def _ratio_figure(figure: Ratio, reference: str, candidate: str) -> str:
     low, _ = figure.ci
     if math.isnan(low):
-        why = "too few tasks" if figure.estimable else "fewer than two tasks"
-        return f"{_times(figure.ratio)}, interval not estimable: {why}"
-    return f"{_times(figure.ratio)} {_interval(*figure.ci, _two)}, {_level(figure.confidence)} CI"
+        head = f"total {_times(figure.ratio)}, interval not estimable: {_why_no_ratio(figure, reference, candidate)}"
+    else:
+        head = f"total {_times(figure.ratio)} {_interval(*figure.ci, _two)}, {_level(figure.confidence)} CI"
+    if figure.reference_spent and not figure.candidate_spent:
+        return f"{head}; `{candidate}` recorded {_SPENT[figure.metric]}"
+    return f"{head}; typical task {_times(figure.typical)}"
 
 
-def ratio_phrase(figure: Ratio) -> str:
-    """e.g. "**cheaper** in tokens (×0.44 [0.36, 0.54], 95% CI)"."""
-    return f"**{figure.verdict}** in {figure.metric} ({_ratio_figure(figure)})"
+def ratio_phrase(figure: Ratio, reference: str = "the reference", candidate: str = "the candidate") -> str:
+    """e.g. "**cheaper** in total tokens (total ×0.44 [0.36, 0.54], 95% CI; typical task ×0.41)": the
+    verdict on the ratio of totals (the bill), the typical task's ratio (geometric mean) beside it."""
+    return f"**{figure.verdict}** in total {figure.metric} ({_ratio_figure(figure, reference, candidate)})"
 
 
 def task_phrase(c: PairedComparison) -> str:
@@ -84,7 +100,8 @@ def task_phrase(c: PairedComparison) -> str:
 def verdict_line(c: PairedComparison) -> str:
     """One Markdown line: the ratio verdicts and the completion verdict with their intervals, then the
     task counts, the primary p, the design effect and the secondary McNemar figure."""
-    head = ratio_phrase(c.tokens) + ("" if c.cost is None else ", " + ratio_phrase(c.cost))
+    head = ratio_phrase(c.tokens, c.reference, c.strategy) + (
+        "" if c.cost is None else ", " + ratio_phrase(c.cost, c.reference, c.strategy))
     deff = c.completion.design_effect
     secondary = (f"; secondary, repeats as independent: McNemar p = {_p(c.mcnemar_p)} "
                  f"(pairs +{c.only_candidate}/−{c.only_reference} of {c.pairs})")
@@ -107,7 +124,7 @@ def accounting_lines(comparisons: list[PairedComparison]) -> list[str]:
 
 
 def _mdd(m: Completion) -> str:
-    return "n/a" if math.isnan(m.mdd) else "∞" if math.isinf(m.mdd) else f"{m.mdd * 100:.1f}"
+    return "n/a" if math.isnan(m.mdd) else "∞" if math.isinf(m.mdd) else "> 100" if m.mdd > 1 else f"{m.mdd * 100:.1f}"
 
 
 def comparison_frame(comparisons: list[PairedComparison]) -> pd.DataFrame:
@@ -119,18 +136,20 @@ def comparison_frame(comparisons: list[PairedComparison]) -> pd.DataFrame:
             "strategy": c.strategy, "vs": c.reference, "tasks": c.tasks, "pairs": c.pairs,
             "rate": f"{m.rate_candidate:.1%} vs {m.rate_reference:.1%}",
             "Δ completion (pts)": f"{_pts(m.difference)} {_interval(*m.ci, _pts)}",
-            "CI level": f"{m.confidence:.1%}",
+            "CI level": f"{m.ci_confidence:.1%}",
             "p (task-level, Holm)": _p(m.holm_p),
             "design effect": "n/a" if math.isnan(m.design_effect) else f"{m.design_effect:.1f}",
             "MDD (pts)": _mdd(m),
             "verdict": m.verdict,
-            "token ratio": f"{_times(c.tokens.ratio)} {_interval(*c.tokens.ci, _two)}",
+            "token ratio (total)": f"{_times(c.tokens.ratio)} {_interval(*c.tokens.ci, _two)}",
+            "token ratio (typical task)": _times(c.tokens.typical),
             "token CI level": f"{c.tokens.confidence:.1%}",
             "tokens": c.tokens.verdict,
             "McNemar p (secondary)": _p(c.mcnemar_p),
         }
         if c.cost is not None:
-            row["cost ratio"] = f"{_times(c.cost.ratio)} {_interval(*c.cost.ci, _two)} ({c.cost.confidence:.1%})"
+            row["cost ratio (total)"] = f"{_times(c.cost.ratio)} {_interval(*c.cost.ci, _two)} ({c.cost.confidence:.1%})"
+            row["cost ratio (typical task)"] = _times(c.cost.typical)
             row["cost"] = c.cost.verdict
         rows.append(row)
     return pd.DataFrame(rows)
@@ -140,6 +159,7 @@ def _ratio_columns(figure: Ratio, prefix: str, singular: str) -> dict[str, objec
     low, high = figure.ci
     return {f"{singular}_candidate": figure.candidate, f"{singular}_reference": figure.reference,
             f"{prefix}_ratio": figure.ratio, f"{prefix}_ratio_low": low, f"{prefix}_ratio_high": high,
+            f"{prefix}_ratio_typical": figure.typical,
             f"{prefix}_confidence": figure.confidence,
             f"{prefix}_p_holm": figure.holm_p, f"{prefix}_verdict": figure.verdict}
 
@@ -154,9 +174,11 @@ def comparison_csv(comparisons: list[PairedComparison]) -> pd.DataFrame:
             "strategy": c.strategy, "reference": c.reference, "tasks": c.tasks, "pairs": c.pairs,
             "rate_candidate": m.rate_candidate, "rate_reference": m.rate_reference,
             "difference": m.difference, "difference_low": low, "difference_high": high,
-            "confidence": m.confidence, "se_task_clustered": m.mean.se, "se_independent": m.mean.se_iid,
+            "confidence": m.ci_confidence, "bounds_low": m.bounds[0], "bounds_high": m.bounds[1],
+            "bounds_confidence": m.bounds_confidence,
+            "se_task_clustered": m.mean.se, "se_independent": m.mean.se_iid,
             "design_effect": m.design_effect, "p_task_level": m.p_value, "p_holm": m.holm_p,
-            "p_noninferior": m.ni_p, "p_noninferior_holm": m.ni_holm_p,
+            "p_noninferior": m.ni_p, "p_noninferior_holm": m.ni_holm_p, "p_equivalence": m.equivalence_p,
             "tasks_better": m.tasks_better, "tasks_worse": m.tasks_worse,
             "pairs_only_candidate": c.only_candidate, "pairs_only_reference": c.only_reference,
             "mcnemar_p": c.mcnemar_p, "mdd": m.mdd, "margin": m.margin, "verdict": m.verdict,

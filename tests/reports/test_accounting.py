@@ -55,27 +55,44 @@ def test_unequal_run_counts_and_missing_pairs_are_named(tmp_path, build):
     assert "6 runs without a partner were not compared" in paths.markdown.read_text()
 
 
-def test_no_zero_width_interval_is_printed_as_a_finding(tmp_path, build):
+def test_identical_arms_on_few_tasks_are_not_equivalent_and_print_no_zero_width_interval(build):
+    """Five identical tasks: a population where 5 % of the tasks are lost outright by the candidate and the
+    rest tied is worse by 5 pts and gives five ties 0.95^5 = 77 % of the time, so nothing rules it out;
+    the interval printed is the bounded one, never `+0.0 [+0.0, +0.0]`."""
     same = [3, 0, 2, 1, 3]
     runs = tasks_grid(build, "baseline", same) + tasks_grid(build, "lean", same)
     (c,) = compare_strategies(pd.DataFrame([r.model_dump() for r in runs]), "baseline")
-    # five of five tasks identical: the exact one-sided tests (p = 1/32) put the difference within ±5 pts
-    assert c.completion.verdict == "equivalent" and math.isnan(c.completion.ci[0])
+    assert c.completion.verdict == "too few tasks" and c.completion.ni_p > 0.5
+    low, high = c.completion.ci
+    assert low < -0.2 and high > 0.2 and low == pytest.approx(-high)
     line = verdict_line(c)
-    assert "[+0.0, +0.0]" not in line and "interval not estimable: no task differs between the arms" in line
+    assert "[+0.0, +0.0]" not in line and "**too few tasks** in completion (+0.0 pts [-" in line
 
 
-REF = [3, 3, 0, 2, 1, 3, 0, 3, 2, 1] * 4
-CLOSE = [v + {2: 1, 3: 1, 8: 1, 13: 1, 4: -1, 9: -1}.get(i, 0) for i, v in enumerate(REF)]
-"""40 tasks: one repeat more on four tasks, one fewer on two; the interval holds 0 but not -5 pts."""
+def test_two_arms_that_resolve_nothing_are_not_equivalent(build):
+    """Both arms at 0 % on five tasks, and identical arms on 8 tasks × 3: the data bound the difference
+    no closer than ±20 pts, so neither reads "equivalent"."""
+    zeros = tasks_grid(build, "baseline", [0] * 5) + tasks_grid(build, "lean", [0] * 5)
+    (c,) = compare_strategies(pd.DataFrame([r.model_dump() for r in zeros]), "baseline")
+    assert c.completion.verdict == "too few tasks" and c.completion.equivalence_p > 0.5
+    eight = [3, 0, 2, 1, 3, 0, 1, 2]
+    same = tasks_grid(build, "baseline", eight) + tasks_grid(build, "lean", eight)
+    (c8,) = compare_strategies(pd.DataFrame([r.model_dump() for r in same]), "baseline")
+    assert c8.completion.verdict == "inconclusive" and c8.completion.ci[0] < -0.2
 
 
-def test_verdicts_better_worse_non_inferior_inconclusive(build):
+REF = [3, 3, 0, 2, 1, 3, 0, 3, 2, 1] * 8
+CLOSE = [v + {2: 1, 3: 1, 4: 1, 6: 1, 8: 1, 0: -1, 1: -1}.get(i, 0) for i, v in enumerate(REF)]
+"""80 tasks: one repeat more on five tasks, one fewer on two; the bounded interval holds 0 and lies above
+-5 pts, but not below +5 pts."""
+
+
+def test_verdicts_better_worse_equivalent_non_inferior(build):
     ref = REF
     cases = {
-        "up": [3] * 40,                                       # resolves everything: better
-        "down": [0] * 40,                                     # worse
-        "same": ref,                                          # no task differs: equivalent
+        "up": [3] * len(ref),                                 # resolves everything: better
+        "down": [0] * len(ref),                               # worse
+        "same": ref,                                          # 80 tasks, none differs: equivalent
         "close": CLOSE,                                       # non-inferior
     }
     runs = tasks_grid(build, "baseline", ref)
@@ -84,16 +101,18 @@ def test_verdicts_better_worse_non_inferior_inconclusive(build):
     frame = pd.DataFrame([r.model_dump() for r in runs])
     verdicts = {c.strategy: c for c in compare_strategies(frame, "baseline")}
     assert verdicts["up"].completion.verdict == "better" and verdicts["down"].completion.verdict == "worse"
-    assert verdicts["same"].completion.verdict == "equivalent"
+    same = verdicts["same"].completion
+    assert same.verdict == "equivalent", verdict_line(verdicts["same"])
+    assert -0.05 < same.ci[0] and same.ci[1] < 0.05 and same.ci_confidence == pytest.approx(1 - 2 * 0.05 / 2)
     close = verdicts["close"]
     assert close.completion.verdict == "non-inferior", verdict_line(close)
-    assert close.completion.ci[0] > -0.05 and close.completion.ci[0] <= 0
+    assert -0.05 < close.completion.ci[0] <= 0 < 0.05 < close.completion.ci[1]
     # Holm: three tests with a p-value (same has none); up and down tie at the smallest p and both get the
     # multiplier 3 whatever their order; intervals widened accordingly
     assert sorted(c.completion.holm_factor for c in verdicts.values() if not math.isnan(c.completion.p_value)) == [1, 3, 3]
     assert close.completion.confidence == pytest.approx(1 - 0.05 / close.completion.holm_factor)
-    wider = close.completion.mean.interval(close.completion.confidence)
-    assert wider[1] - wider[0] >= close.completion.mean.interval(0.95)[1] - close.completion.mean.interval(0.95)[0]
+    assert close.completion.bounds_confidence == pytest.approx(1 - 2 * 0.05 / close.completion.ni_holm_factor)
+    assert "**better** in completion" in verdict_line(verdicts["up"]) and "98.3% CI, margin" in verdict_line(verdicts["up"])
 
 
 def test_cheaper_and_non_inferior_reads_as_one_line(build):
@@ -101,8 +120,9 @@ def test_cheaper_and_non_inferior_reads_as_one_line(build):
     runs += tasks_grid(build, "masking", CLOSE, tokens=8800)
     (c,) = compare_strategies(pd.DataFrame([r.model_dump() for r in runs]), "baseline")
     line = verdict_line(c)
-    assert line.startswith("`masking` vs `baseline`: **cheaper** in tokens (×0.45 [0.45, 0.45], 95% CI)"), line
-    assert "and **non-inferior** in completion (+" in line and "margin 5 pts" in line
+    assert line.startswith("`masking` vs `baseline`: **cheaper** in total tokens (total ×0.45 [0.45, 0.46], 95% CI; "
+                           "typical task ×0.45)"), line
+    assert "and **non-inferior** in completion (+" in line and "90% CI, margin 5 pts" in line
     assert "secondary, repeats as independent: McNemar p" in line
 
 
@@ -113,11 +133,11 @@ def test_cost_gets_its_own_verdict_when_runs_record_it(build):
     frame["cost_usd"] = frame["total_tokens"] * 1e-6 * (1 + frame.index % 3)
     (c,) = compare_strategies(frame, "baseline")
     assert c.cost is not None and c.cost.verdict == "cheaper"
-    assert ", **cheaper** in cost (×" in verdict_line(c)
+    assert ", **cheaper** in total cost (total ×" in verdict_line(c)
 
 
 def test_report_states_holm_and_writes_comparisons_csv_and_ids(tmp_path, build):
-    runs = tasks_grid(build, "baseline", REF) + tasks_grid(build, "a", [3] * 40) + tasks_grid(build, "b", REF)
+    runs = tasks_grid(build, "baseline", REF) + tasks_grid(build, "a", [3] * len(REF)) + tasks_grid(build, "b", REF)
     man = build.manifest(["baseline", "a", "b"])
     man["fixed_id"] = "f" * 16
     folder = build.write_folder(tmp_path / "r", runs, man)

@@ -42,7 +42,7 @@ def test_the_report_opens_with_the_verdict_table(four_arms):
     text = paths.markdown.read_text()
     first_table = text[text.index("\n|"):].split("\n\n")[0]
     head = first_table.strip().splitlines()[0]
-    assert head.startswith("| strategy | completion | Δ completion, pts [CI] | tokens | token ratio [CI] | cost |")
+    assert head.startswith("| strategy | completion | Δ completion, pts [CI] | tokens | total tokens ratio [CI] | cost |")
     assert first_table.count("\n| ") == 4  # one row per candidate
     assert "| **worse** |" in first_table and "| **cheaper** |" in first_table
     assert text.index(first_table) < text.index("## Experiment") < text.index("## Summary")

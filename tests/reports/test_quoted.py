@@ -41,8 +41,8 @@ def test_refresh_quotes_what_the_report_says_and_leaves_other_experiments(report
     lines = mine.body.splitlines()
     assert lines[0] == lines[-1] == "```" and lines[1].startswith("- `lean`") and len(lines) >= 3
     quoted = " ".join(x.strip() for x in lines[1:-1])
-    assert quoted.startswith("- `lean` vs `baseline`: **too few tasks** in tokens (×0.50, interval not estimable: "
-                             "too few tasks) and "
+    assert quoted.startswith("- `lean` vs `baseline`: **too few tasks** in total tokens (total ×0.50, interval not "
+                             "estimable: too few tasks (2); typical task ×0.50) and "
                              "**too few tasks** in completion (")
     assert "— tasks +0/−2 of 2; p = " in quoted and quoted.endswith("; …")
     assert all(len(x) <= 110 for x in lines)
@@ -52,7 +52,7 @@ def test_refresh_quotes_what_the_report_says_and_leaves_other_experiments(report
 
 def test_a_quote_the_report_does_not_say_is_refused(reported):
     report = reported / "report.md"
-    report.write_text(report.read_text().replace("**too few tasks** in tokens", "**same** in tokens"))
+    report.write_text(report.read_text().replace("**too few tasks** in total tokens", "**same** in total tokens"))
     with pytest.raises(InputError, match="does not say"):
         refresh(STALE, reported)
 

@@ -35,8 +35,8 @@ def test_report_markdown_opens_with_simulator_notice_and_sandbox_warning(two_str
     assert lines[0].startswith("> Results from the simulated model `sim` — a stand-in for a model, not a model")
     assert "> Sandbox warning: sandbox fell back to none: no bwrap" in text
     assert "| baseline | 6 | 5 | 83.3% [2.1%, 99.9%]" in text  # two tasks: the interval over tasks is wide
-    assert ("`lean` vs `baseline`: **too few tasks** in tokens (×0.50, interval not estimable: too few tasks) and "
-            "**too few tasks** in completion") in text
+    assert ("`lean` vs `baseline`: **too few tasks** in total tokens (total ×0.50, interval not estimable: too few "
+            "tasks (2); typical task ×0.50) and **too few tasks** in completion") in text
     assert "| task-1 | 2/3 | 1/3 |" in text
     for name in PLOTS:
         assert f"(plots/{name})" in text
