@@ -13,6 +13,8 @@ __all__ = ["FixedDifference", "FixedVariablesDiffer", "fixed_differences", "chec
 
 _EXECUTION = ("workers", "executor", "ray_address", "output_dir")
 """Config keys that say how an experiment was executed, not what it measured."""
+ROUNDS = "sequential"
+"""The config key of running in rounds until decided: how many runs were made, not what a run measures."""
 
 
 @dataclass(frozen=True)
@@ -119,12 +121,14 @@ def strategy_differences(a: Manifest, b: Manifest) -> list[str]:
     return out
 
 
-def what_differs(a: Manifest, b: Manifest) -> list[str]:
+def what_differs(a: Manifest, b: Manifest, rounds: bool = True) -> list[str]:
     """Everything that differs between two runs of an experiment, one line each: fixed variables (with
-    the config keys inside them), strategy params under the same label, and any other config key."""
+    the config keys inside them), strategy params under the same label, and any other config key
+    (`rounds=False`: not the `sequential` block, which says when the runs stopped, not what they measured;
+    a nightly compares runs in rounds with runs that were not)."""
     lines = [d.describe() for d in fixed_differences(a, b)]
     lines += strategy_differences(a, b)
-    covered = ("model", "limits", "taskset", "strategies", "system_prompt", *_EXECUTION)
+    covered = ("model", "limits", "taskset", "strategies", "system_prompt", *_EXECUTION, *(() if rounds else (ROUNDS,)))
     other = {k: v for k, v in a.config.items() if k not in covered}
     other_b = {k: v for k, v in b.config.items() if k not in covered}
     keys = sorted(set(other) | set(other_b))

@@ -43,8 +43,9 @@ class StrategyCheck:
     tokens_rose: bool
     """The interval of the token ratio (sign-flip over tasks) lies entirely above the allowed ratio."""
     cant_tell: bool = False
-    """Completion fell on some task, yet the verdict is inconclusive or there are too few tasks: the runs
-    can tell that fall neither from noise nor from a regression beyond the margin."""
+    """Completion was lower on some task, yet nothing is decided (the verdict is inconclusive or there are
+    too few tasks, or the rounds ended undecided): the runs can tell that drop neither from noise nor
+    from a regression beyond the margin."""
     tokens_unclear: bool = False
     """The token ratio is above the allowed ratio, yet its interval does not settle it (or there are
     too few tasks for one)."""
@@ -69,11 +70,12 @@ class StrategyCheck:
         reasons = [w for w, flag in (("completion fell", self.completion_fell),
                                      (f"tokens rose beyond ×{token_ratio:g}", self.tokens_rose)) if flag]
         if not reasons and self.cant_tell and self.sequential is not None:
-            reasons = [f"its confidence sequence did not settle in {self.sequential.round} rounds: a fall beyond "
-                       "the margin is not ruled out"]
+            reasons = [f"completion lower on {m.tasks_worse} of {self.comparison.tasks} tasks, undecided: its confidence "
+                       f"sequence did not settle in {self.sequential.round} rounds, a fall beyond the margin is not "
+                       "ruled out"]
         if not reasons and self.cant_tell:
-            reasons = [f"completion fell on {m.tasks_worse} of {self.comparison.tasks} tasks: too few runs to tell a "
-                       "regression from noise"]
+            reasons = [f"completion lower on {m.tasks_worse} of {self.comparison.tasks} tasks, undecided: too few runs "
+                       "to tell a regression from noise"]
         if not reasons and self.tokens_unclear:
             reasons = [f"tokens ×{self.comparison.tokens.ratio:.2f} above ×{token_ratio:g} on "
                        f"{self.comparison.tasks} tasks: too few runs to tell a rise from noise"]
@@ -90,8 +92,8 @@ def strategy_check(c: PairedComparison, token_ratio: float, sequential: ArmDecis
     tokens_unclear = not tokens_rose and c.tokens.ratio > token_ratio
     if sequential is not None:
         return StrategyCheck(c, completion_fell=sequential.verdict == "worse", tokens_rose=tokens_rose,
-                             cant_tell=sequential.verdict == "undecided", tokens_unclear=tokens_unclear,
-                             sequential=sequential, level=level)
+                             cant_tell=sequential.verdict == "undecided" and m.tasks_worse > 0,
+                             tokens_unclear=tokens_unclear, sequential=sequential, level=level)
     return StrategyCheck(c, completion_fell=m.verdict == "worse", tokens_rose=tokens_rose,
                          cant_tell=m.verdict in undecided and m.tasks_worse > 0, tokens_unclear=tokens_unclear)
 
@@ -105,8 +107,9 @@ _LOUD = {"regressed": "REGRESSION", "can't tell": "CAN'T TELL", "ok": "OK"}
 
 @dataclass(frozen=True)
 class RegressionCheck:
-    """The verdict of a nightly run: exit code 1 when a strategy regressed, else 4 when one fell by an
-    amount the runs cannot tell from noise, else 0."""
+    """The verdict of a nightly run: exit code 1 when a strategy regressed, else 4 when one's completion was
+    lower on some task or its tokens above the allowed ratio by an amount the runs cannot tell from noise,
+    else 0."""
 
     previous: Path | None
     """The run compared with; None when the history holds no earlier run of the experiment."""
@@ -128,7 +131,8 @@ class RegressionCheck:
 
     @property
     def cant_tell(self) -> list[str]:
-        """Strategies that did not regress but fell by an amount the runs cannot tell from noise."""
+        """Strategies that did not regress, but whose completion was lower on some task or whose tokens rose
+        past the allowed ratio, by an amount the runs cannot tell from noise."""
         return [s.comparison.strategy for s in self.strategies if s.status == "can't tell"]
 
     @property
@@ -163,9 +167,15 @@ class RegressionCheck:
         if self.regressed:
             return f"REGRESSION against {against}: {', '.join(self.regressed)}"
         if self.cant_tell:
-            return (f"CAN'T TELL against {against}: {', '.join(self.cant_tell)} fell by an amount these runs cannot "
-                    "tell from noise (more tasks or repeats would; `ctxbench plan` says how many)")
+            return (f"CAN'T TELL against {against}: {self.undecided()} (more tasks or repeats would tell; "
+                    "`ctxbench plan` says how many)")
         return f"no regression against {against}"
+
+    def undecided(self, quote: str = "") -> str:
+        """The strategies that can't tell, each with why, e.g. "baseline (tokens ×1.35 above ×1.2 on 5 tasks:
+        too few runs to tell a rise from noise)"."""
+        return "; ".join(f"{quote}{s.comparison.strategy}{quote} ({s.why(self.token_ratio)})"
+                         for s in self.strategies if s.status == "can't tell")
 
 
 def sequence_phrase(d: ArmDecision, level: float) -> str:
@@ -192,18 +202,20 @@ def check_regressions(previous: ResultsFolder, current: ResultsFolder, token_rat
     the unit (Holm across strategies).
 
     A strategy regressed when its completion verdict is `worse` or its tokens rose beyond
-    `token_ratio` (bootstrap interval over tasks of mean-tokens(current) / mean-tokens(previous)
-    entirely above it); "can't tell" when it did not, but its completion fell on some task and the
-    verdict is inconclusive. Where `current` ran in rounds against `previous` (`nightly
-    --until-decided`), the completion status is its confidence sequence's instead: worse, or
-    undecided at the last round (can't tell). When anything differs between the two runs the
-    comparison is still made, and the differences are listed: the comparison is then not controlled.
+    `token_ratio` (the interval of the ratio of total tokens, current / previous, entirely above it);
+    "can't tell" when it did not, but its completion was lower on some task and the verdict is
+    inconclusive, or its token ratio is above `token_ratio` with an interval that does not settle it.
+    Where `current` ran in rounds against `previous` (`nightly --until-decided`), the completion status
+    is its confidence sequence's instead: worse, or undecided at the last round with some task lower
+    (can't tell). When anything that a run measures differs between the two runs the comparison is still
+    made, and the differences are listed: the comparison is then not controlled (running in rounds
+    or not is how many runs were made, not what they measured).
     """
     folders = compare_folders(previous, current, force=True, seed=seed, a_label="previous")
     decisions, level = _decisions(previous, current)
     checks = [strategy_check(c, token_ratio, decisions.get(c.strategy), level) for c in folders.comparisons]
     return RegressionCheck(previous.path, current.path, token_ratio, checks,
-                           tuple(what_differs(previous.manifest, current.manifest)))
+                           tuple(what_differs(previous.manifest, current.manifest, rounds=False)))
 
 
 @dataclass(frozen=True)
@@ -279,7 +291,7 @@ def trend_frame(runs: list[ResultsFolder], latest: ResultsFolder | None = None, 
     variables and strategy params as `latest`). harness_error runs are left out."""
     rows = []
     for folder in runs:
-        controlled = latest is None or not what_differs(folder.manifest, latest.manifest)
+        controlled = latest is None or not what_differs(folder.manifest, latest.manifest, rounds=False)
         counted, _ = split_harness_errors(folder.runs)
         for s in folder.strategies:
             part = counted[counted["strategy"] == s]
@@ -322,8 +334,7 @@ def _check_blocks(check: RegressionCheck, current: ResultsFolder) -> list[Block]
              for s, why in zip(check.strategies, whys)]
     rounds = any(s.sequential is not None for s in check.strategies)
     verdict = (f"**Regressed:** {', '.join(f'`{s}`' for s in check.regressed)}." if check.regressed
-               else f"**Can't tell:** {', '.join(f'`{s}`' for s in check.cant_tell)} fell by an amount these runs "
-                    "cannot tell from noise." if check.cant_tell else "No strategy regressed.")
+               else f"**Can't tell:** {check.undecided('`')}." if check.cant_tell else "No strategy regressed.")
     blocks += [Paragraph(f"Latest run `{check.current.name}` against the previous run `{check.previous.name}`, "
                          f"paired on (task, repeat), the task as the unit. "
                          + ("It ran in rounds, each strategy stopped once its anytime-valid confidence sequence "
@@ -342,7 +353,7 @@ def write_trend_report(history_dir: Path, current: ResultsFolder, history: Histo
     trend = trend_frame(history.runs, current)
     order = list(dict.fromkeys(trend["strategy"]))
     plot = plot_trend(trend, order, history_dir / "plots" / "trend.png")
-    changed = [f for f in history.runs if what_differs(f.manifest, current.manifest)]
+    changed = [f for f in history.runs if what_differs(f.manifest, current.manifest, rounds=False)]
     blocks: list[Block] = [
         *manifest_notices(current.manifest),
         Heading(f"ctxbench nightly trend — {current.manifest.name}", 1),
@@ -359,7 +370,8 @@ def write_trend_report(history_dir: Path, current: ResultsFolder, history: Histo
     if changed:
         blocks += [Heading("What differs from the latest run")]
         for f in changed:
-            blocks += [Paragraph(f"`{f.path.name}`:"), Bullets(tuple(what_differs(f.manifest, current.manifest)))]
+            blocks += [Paragraph(f"`{f.path.name}`:"),
+                       Bullets(tuple(what_differs(f.manifest, current.manifest, rounds=False)))]
     if history.skipped:
         blocks += [Heading("Left out of the trend"), Bullets(tuple(history.skipped))]
     md = history_dir / "trend.md"

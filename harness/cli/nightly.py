@@ -89,8 +89,8 @@ def nightly(experiment: Path, history: Path, token_ratio: float, repeats: int | 
 
     Exit codes: 0 no regression (or nothing to compare), 1 a strategy regressed (completion verdict
     `worse`, or tokens rose beyond --token-ratio), 2 bad input (nothing written), 3 a fatal provider
-    error or a dead worker stopped the run, 4 can't tell (no strategy regressed, but one fell on some
-    task by an amount these runs cannot tell from noise).
+    error or a dead worker stopped the run, 4 can't tell (no strategy regressed, but one's completion was
+    lower on some task, or its tokens above --token-ratio, by an amount these runs cannot tell from noise).
     """
     extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:

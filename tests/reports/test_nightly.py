@@ -51,12 +51,27 @@ def test_a_fall_it_cannot_resolve_is_cant_tell_exit_4_not_no_regression(tmp_path
     assert s.status == "can't tell" and check.cant_tell == ["baseline"] and check.regressed == []
     assert check.exit_code == 4
     (message,) = check.messages()
-    assert message.startswith("CAN'T TELL baseline (completion fell on 3 of 10 tasks: too few runs to tell a "
-                              "regression from noise): completion 100.0% -> 70.0% (-30.0 pts")
-    assert check.conclusion().startswith("CAN'T TELL against a: baseline fell")
+    assert message.startswith("CAN'T TELL baseline (completion lower on 3 of 10 tasks, undecided: too few runs to "
+                              "tell a regression from noise): completion 100.0% -> 70.0% (-30.0 pts")
+    assert check.conclusion().startswith("CAN'T TELL against a: baseline (completion lower on 3 of 10 tasks, "
+                                         "undecided: too few runs")
     history = tmp_path
     text = nightly_check(history, tmp_path / "b").trend_md.read_text()
-    assert "**Can't tell:** `baseline`" in text and "**CAN'T TELL** (completion fell on 3 of 10 tasks" in text
+    assert "**Can't tell:** `baseline` (completion lower on 3 of 10 tasks" in text
+    assert "**CAN'T TELL** (completion lower on 3 of 10 tasks" in text
+    assert "fell" not in text
+
+
+def test_a_token_rise_it_cannot_resolve_is_worded_a_rise(tmp_path, build):
+    base = [1000 + 37 * i for i in range(3)]
+    prev = folder(build, tmp_path / "a", outcomes(build, [True] * 3, base), "2025-01-01T02:00:00+00:00")
+    cur = folder(build, tmp_path / "b", outcomes(build, [True] * 3, [2 * t for t in base]), "2025-01-02T02:00:00+00:00")
+    check = check_regressions(prev, cur, token_ratio=1.2)
+    assert check.exit_code == 4 and check.cant_tell == ["baseline"]
+    conclusion = check.conclusion()
+    assert conclusion.startswith("CAN'T TELL against a: baseline (tokens ×2.00 above ×1.2 on 3 tasks: too few runs "
+                                 "to tell a rise from noise)")
+    assert "fell" not in conclusion and "fell" not in nightly_check(tmp_path, tmp_path / "b").trend_md.read_text()
 
 
 def test_a_run_no_task_of_which_fell_is_ok(tmp_path, build):
@@ -188,6 +203,6 @@ def test_nightly_command_cant_tell_is_as_loud_as_a_regression_and_exits_4(tmp_pa
     assert runner.invoke(nightly, [str(experiment), "--history", str(history)]).exit_code == 0
     small = runner.invoke(nightly, [str(experiment), "--history", str(history), "--set", "model.context_window=2500"])
     assert small.exit_code == 4, small.output  # both tasks overflow: -100 pts on 2 tasks, which settle nothing
-    assert "CAN'T TELL baseline (completion fell on 2 of 2 tasks" in small.output
+    assert "CAN'T TELL baseline (completion lower on 2 of 2 tasks, undecided" in small.output
     assert small.output.rstrip().splitlines()[-1].startswith("error: CAN'T TELL against ")
     assert "no regression" not in small.output

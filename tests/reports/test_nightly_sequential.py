@@ -72,3 +72,26 @@ def test_a_goal_or_reference_for_a_nightly_is_refused_before_anything_is_written
         assert f"sequential.{key.split('.')[1].split('=')[0]}: a nightly run compares each strategy with itself" \
             in result.output
         assert not history.exists()
+
+
+def test_identical_nights_in_rounds_are_undecided_not_a_fall_and_running_in_rounds_is_controlled(tmp_path):
+    """The first night runs a fixed design, the second the same runs in rounds (5 tasks × 2 rounds cannot
+    bound a difference within 5 pts): its sequence ends undecided, nothing was lower, so the night is OK
+    (exit 0) and nothing says it fell; `--until-decided` alone changes nothing that a run measures."""
+    experiment = tmp_path / "nightly.yaml"
+    experiment.write_text(EXPERIMENT)
+    history = tmp_path / "history"
+    runner = CliRunner()
+    first = runner.invoke(nightly, [str(experiment), "--history", str(history), "--repeats", "2"])
+    assert first.exit_code == 0, first.output
+    second = runner.invoke(nightly, [str(experiment), "--history", str(history), "--repeats", "2", "--until-decided"])
+    assert second.exit_code == 0, second.output
+    night2 = _nights(history)[1]
+    (decision,) = json.loads((night2 / "sequential.json").read_text())["decisions"]
+    assert decision["verdict"] == "undecided" and decision["round"] == 2
+    assert "NOT CONTROLLED" not in second.output and "nothing else differs" in second.output
+    assert "OK baseline:" in second.output and "rounds: undecided after 2 rounds" in second.output
+    assert "fell" not in second.output and "no regression against" in second.output
+    trend = (history / "trend.md").read_text()
+    assert "**OK**" in trend and "No strategy regressed." in trend and "Not a controlled comparison" not in trend
+    assert "fell" not in trend and "**equivalent**" not in trend
