@@ -20,7 +20,18 @@ from ctxbench.harness.protocols import Completion
 from ctxbench.harness.wire import CHAT, HttpReply, ModelRequest, Refusal, Wire, json_reply, wire_for
 from ctxbench.harness.wire.base import Crash
 
-__all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server"]
+__all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server", "MAX_BODY_BYTES",
+           "READ_TIMEOUT_S", "LISTEN_BACKLOG"]
+
+MAX_BODY_BYTES = 64 * 1024**2
+"""The largest request body read (an agent's whole conversation, with room to spare); a larger one is
+refused with 413 before it is read."""
+READ_TIMEOUT_S = 120.0
+"""How long a connection may stay silent (a request sent slowly or cut short, an idle keep-alive) before
+the server closes it."""
+LISTEN_BACKLOG = 1024
+"""Connections the kernel holds waiting to be accepted: hundreds of agents may connect at once."""
+
 
 class ModelBackend(Protocol):
     """What answers the model calls of an endpoint."""
@@ -59,6 +70,7 @@ def respond(backend: ModelBackend, wire: Wire, body: Any) -> HttpReply:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out as separate writes
+    timeout = READ_TIMEOUT_S  # a silent connection is closed, not held open
     server: Any
 
     def do_GET(self) -> None:
@@ -70,20 +82,30 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(CHAT.refuse(Refusal(404, f"no route {self.path}", code="not_found")))
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
         wire = wire_for(self.path)
-        if self._refused(wire or CHAT):
+        shape = wire or CHAT
+        length = _content_length(self.headers.get("Content-Length"))
+        if isinstance(length, Refusal):
+            self.close_connection = True  # the body's end is unknown: nothing after it can be read
+            self._send(shape.refuse(length))
+            return
+        try:
+            raw = self.rfile.read(length) if length else b""
+        except TimeoutError:
+            self.close_connection = True
+            self._send(shape.refuse(Refusal(408, f"the request body did not arrive within {self.timeout:g} s")))
+            return
+        if len(raw) < length:
+            self.close_connection = True
+            self._send(shape.refuse(Refusal(400, f"the request body ended after {len(raw)} of its {length} bytes")))
+            return
+        if self._refused(shape):
             return
         if wire is None:
             self._send(CHAT.refuse(Refusal(404, f"no route {self.path}", code="not_found")))
             return
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError as exc:
-            self._send(wire.refuse(Refusal(400, f"the request body is not valid JSON: {exc}")))
-            return
-        self._send(respond(self.server.backend, wire, body))
+        body = _decoded(raw)
+        self._send(wire.refuse(body) if isinstance(body, Refusal) else respond(self.server.backend, wire, body))
 
     def _refused(self, wire: Wire) -> bool:
         """Answers 401 when the server has a token and the request carries it neither as a bearer token
@@ -108,10 +130,45 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+def _content_length(header: str | None) -> int | Refusal:
+    """The body's length as the request states it, or why it cannot be read."""
+    if header is None:
+        return 0
+    if not header.strip().isdigit():
+        return Refusal(400, f"Content-Length {header!r} is not a number of bytes")
+    if int(header) > MAX_BODY_BYTES:
+        return Refusal(413, f"the request body ({int(header):,} bytes) is over the {MAX_BODY_BYTES:,} bytes "
+                            "this server reads", code="request_too_large")
+    return int(header)
+
+
+def _decoded(raw: bytes) -> Any:
+    """The JSON body, or a 400 saying why it cannot be used: not JSON, nested past what the parser
+    follows, or text that is not Unicode (a lone surrogate escape, which no model API accepts)."""
+    try:
+        body = json.loads(raw or b"null")
+    except ValueError as exc:
+        return Refusal(400, f"the request body is not valid JSON: {exc}")
+    except RecursionError:
+        return Refusal(400, "the request body is nested too deeply to read")
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return Refusal(400, f"the request body holds text that is not Unicode ({exc.reason}: "
+                            f"{exc.object[exc.start:exc.end]!r})")
+    except RecursionError:
+        return Refusal(400, "the request body is nested too deeply to read")
+    return body
+
+
+class _TCPServer(ThreadingHTTPServer):
+    request_queue_size = LISTEN_BACKLOG
+
+
 def make_server(backend: ModelBackend, host: str = "127.0.0.1", port: int = 0,
                 verbose: bool = False) -> ThreadingHTTPServer:
     """A bound (not yet serving) HTTP server; port 0 picks a free port (see `server.server_address`)."""
-    server = ThreadingHTTPServer((host, port), _Handler)
+    server = _TCPServer((host, port), _Handler)
     server.daemon_threads = True
     server.backend = backend  # type: ignore[attr-defined]
     server.verbose = verbose  # type: ignore[attr-defined]
@@ -127,6 +184,7 @@ class _UnixHandler(_Handler):
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
 
 def make_unix_server(backend: ModelBackend, path: Path, token: str | None = None) -> socketserver.BaseServer:
