@@ -34,8 +34,8 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
     """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
     from ctxbench.harness.cli.summary import print_summary  # no pandas: the report's libraries load only for it
     from ctxbench.harness.run.runner import load_experiment, prepare, run_experiment
-    from ctxbench.harness.run.sequential import check_sequential, run_sequential
-    from ctxbench.harness.config.sequential import SequentialConfig
+    from ctxbench.harness.run.sequential import check_sequential, design_line, rounds_line, run_sequential
+    from ctxbench.harness.config.sequential import SequentialConfig, read_sequential
 
     extra = shortcut_overrides(overrides, **shortcuts)
     if repeats is not None:
@@ -56,6 +56,8 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
     rounds = "" if config.sequential is None else ", in rounds until decided"
     click.echo(f"ctxbench: {config.name}: {len(config.strategies)} strategies x {len(ctx.taskset.tasks)} tasks x "
                f"{'up to ' if rounds else ''}{config.planned_repeats} repeats{rounds} -> {ctx.output_dir}", err=True)
+    if config.sequential is not None:
+        click.echo(f"ctxbench: {design_line(config, len(ctx.taskset.tasks))}", err=True)
     if config.model.provider == "sim":
         click.echo("ctxbench: model `sim` is the built-in simulator, a stand-in for a model, not a model.", err=True)
     again = resume_command(experiment, extra, strategies, ctx.output_dir) + (" --until-decided" if until_decided else "")
@@ -68,6 +70,9 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
             raise
         raise stopped(error, ctx.output_dir, again) from exc
     print_summary(results)
+    record = read_sequential(ctx.output_dir) if config.sequential is not None else None
+    if record is not None:
+        click.echo(f"ctxbench: {rounds_line(record)}", err=True)
     if not no_report:
         from ctxbench.reports import write_report
 

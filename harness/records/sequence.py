@@ -28,7 +28,7 @@ from typing import Literal, Sequence as Seq
 import numpy as np
 
 __all__ = ["Goal", "SequentialVerdict", "BETS", "Bounds", "log_wealth", "confidence_sequence", "decide",
-           "stops", "arm_level"]
+           "stops", "arm_level", "fewest_deciding_pairs"]
 
 Goal = Literal["superiority", "non_inferiority"]
 SequentialVerdict = Literal["better", "worse", "non-inferior", "futile", "undecided"]
@@ -145,3 +145,22 @@ def arm_level(alpha: float, candidates: int) -> float:
     if candidates < 1:
         raise ValueError("arm_level: need at least one candidate")
     return alpha / candidates
+
+
+def fewest_deciding_pairs(pairs: int, alpha: float) -> int | None:
+    """The fewest of `pairs` paired differences that must all go one way (+1, the others 0) for the
+    sequence at `alpha` to exclude 0 (better, or worse if they go the other way): no sample closer to a
+    tie decides. None when even all of them going one way would not.
+
+    A design of T tasks × R rounds has T·R pairs per candidate: its answer, read as a share of them, is
+    the smallest difference in completion it can ever decide, and 5 tasks × 1 round at 0.05 decide none.
+    """
+    if pairs < 1 or confidence_sequence([np.ones(pairs)], alpha).low <= 0:
+        return None
+    low, high = 0, pairs  # `high` one-way pairs decide, `low` do not
+    while high - low > 1:
+        mid = (low + high) // 2
+        sample = np.zeros(pairs)
+        sample[:mid] = 1.0
+        low, high = (low, mid) if confidence_sequence([sample], alpha).low > 0 else (mid, high)
+    return high

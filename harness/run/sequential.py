@@ -27,10 +27,10 @@ from ctxbench.harness.records import RunResult
 from ctxbench.harness.run.runner import RunContext, RunSpec, run_experiment
 from ctxbench.harness.config.sequential import (SEQUENTIAL_FILE, ArmDecision, ArmLook, RoundRecord,
                                                 SequentialRecord, read_sequential)
-from ctxbench.harness.records.sequence import Goal, arm_level, confidence_sequence, decide, stops
+from ctxbench.harness.records.sequence import Goal, arm_level, confidence_sequence, decide, fewest_deciding_pairs, stops
 
 __all__ = ["SEQUENTIAL_FILE", "PreviousRun", "reference_arm", "check_sequential", "check_nightly_sequential",
-           "round_differences", "run_sequential"]
+           "design_line", "rounds_line", "round_differences", "run_sequential"]
 
 DEFAULT_REFERENCE = "baseline"
 
@@ -63,6 +63,36 @@ def check_sequential(config: ExperimentConfig, flag: str = "sequential") -> None
         raise InputError(f"{flag}: needs at least two strategies (a reference and a candidate), the experiment has "
                          f"{len(config.strategies)}: {', '.join(s.key for s in config.strategies)}")
     reference_arm(config)
+
+
+def design_line(config: ExperimentConfig, tasks: int) -> str:
+    """What a sequential experiment of `tasks` tasks can decide at most, said before it starts: the
+    smallest difference any sample can decide (its pairs all one way but the fewest needed, the rest
+    tied), a warning when it is above 50 pts or when no sample decides anything."""
+    seq = config.sequential
+    assert seq is not None
+    alpha = arm_level(seq.alpha, max(1, len(config.strategies) - 1))
+    rounds, pairs = config.planned_repeats, tasks * config.planned_repeats
+    fewest = fewest_deciding_pairs(pairs, alpha)
+    design = f"{tasks} tasks × at most {rounds} rounds at α = {alpha:.3g} per candidate"
+    if fewest is None:
+        return (f"warning: this sequential experiment cannot decide: with {design}, a candidate that won (or lost) "
+                f"every one of its {pairs} pairs would still end undecided; add tasks or rounds "
+                "(sequential.max_repeats)")
+    share = fewest / pairs
+    return (("warning: " if share > 0.5 else "") + f"{design} decide better or worse only where at least {fewest} of "
+            f"a candidate's {pairs} pairs go one way and the rest tie (a difference of {share * 100:.0f} pts or more); "
+            "a smaller difference ends undecided")
+
+
+def rounds_line(record: SequentialRecord) -> str:
+    """How the rounds ended, in one line: the rounds run and each candidate's verdict, e.g. "3 rounds of at
+    most 3: `trimmer` worse after round 2 (8 runs, 12 in the fixed design); `masking` undecided after 3
+    rounds (the maximum) (12 runs, 12 in the fixed design)"."""
+    arms = "; ".join(f"`{d.strategy}` {d.verdict} " + (f"after {d.round} rounds (the maximum)" if d.verdict == "undecided"
+                                                        else f"after round {d.round}")
+                     + f" ({d.runs} runs, {d.fixed_runs} in the fixed design)" for d in record.decisions)
+    return f"{len(record.rounds)} rounds of at most {record.max_repeats}: {arms or 'no candidate looked at'}"
 
 
 def check_nightly_sequential(config: ExperimentConfig) -> None:

@@ -120,3 +120,20 @@ def test_arm_level_is_bonferroni():
     assert arm_level(0.05, 5) == pytest.approx(0.01)
     with pytest.raises(ValueError):
         arm_level(0.05, 0)
+
+
+def test_the_fewest_pairs_that_decide_are_the_edge_of_the_sequence():
+    """A sample of k pairs one way and the rest tied decides from the returned k on, not before; 5 tasks
+    in one round decide nothing at 0.05, however large the difference."""
+    from ctxbench.harness.records.sequence import fewest_deciding_pairs
+
+    assert fewest_deciding_pairs(5, 0.05) is None
+    for pairs, alpha in ((15, 0.01), (12, 0.1), (240, 0.05)):
+        k = fewest_deciding_pairs(pairs, alpha)
+        assert k is not None
+        sample = np.zeros(pairs)
+        sample[:k] = 1.0
+        assert confidence_sequence([sample], alpha).low > 0
+        sample[k - 1] = 0.0
+        assert confidence_sequence([sample], alpha).low <= 0
+    assert fewest_deciding_pairs(15, 0.01) == 11

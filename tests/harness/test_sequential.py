@@ -33,7 +33,48 @@ def finished(tmp_path_factory):
     out = tmp_path_factory.mktemp("seq") / "out"
     proc = ctxbench(*ARGS, "--output", str(out))
     assert proc.returncode == 0, proc.stderr
+    (out.parent / "stderr.txt").write_text(proc.stderr)
     return out
+
+
+def test_the_run_says_what_the_design_can_decide_before_and_how_each_arm_ended_after(finished):
+    """4 tasks × 3 rounds at α = 0.1 per candidate: only 7 of a candidate's 12 pairs one way, the rest tied,
+    decide anything (58 pts): said before the first run; after the last, the rounds and each verdict."""
+    stderr = (finished.parent / "stderr.txt").read_text()
+    lines = stderr.splitlines()
+    design = [x for x in lines if "rounds at α" in x]
+    assert design == ["ctxbench: warning: 4 tasks × at most 3 rounds at α = 0.1 per candidate decide better or worse "
+                      "only where at least 7 of a candidate's 12 pairs go one way and the rest tie (a difference of "
+                      "58 pts or more); a smaller difference ends undecided"]
+    ended = ("ctxbench: 3 rounds of at most 3: `observation_masking` undecided after 3 rounds (the maximum) (12 runs, "
+             f"12 in the fixed design); `{IDLE}` worse after round 2 (8 runs, 12 in the fixed design)")
+    assert ended in lines and lines.index(design[0]) < lines.index(ended)
+
+
+def test_the_report_headline_shows_the_verdict_and_interval_of_the_rounds(finished):
+    """The fixed-design interval does not hold after stopping early: the verdict table's completion cells
+    are the rounds' verdict and anytime-valid confidence sequence."""
+    record = json.loads((finished / "sequential.json").read_text())
+    decisions = {d["strategy"]: d for d in record["decisions"]}
+    report = (finished / "report.md").read_text()
+    table = report[report.index("| strategy | completion |"):].split("\n\n")[0]
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| ")}
+    for arm in ("observation_masking", IDLE):
+        d = decisions[arm]
+        cells = [c.strip() for c in rows[arm].split("|")]
+        assert cells[2] == f"**{d['verdict']}**"
+        assert cells[3].endswith(f"[{d['low'] * 100:+.1f}, {d['high'] * 100:+.1f}]"), cells
+    assert "anytime-valid confidence sequence (90.0%)" in report
+
+
+def test_a_design_that_cannot_decide_says_so_before_it_starts(tmp_path):
+    out = tmp_path / "tiny"
+    proc = ctxbench("run", "quickstart", "--until-decided", "--strategies", "baseline,observation_masking",
+                    "--set", "sequential.max_repeats=1", "--set", "taskset.limit=2", "--output", str(out), "--no-report")
+    assert proc.returncode == 0, proc.stderr
+    assert ("ctxbench: warning: this sequential experiment cannot decide: with 2 tasks × at most 1 rounds at α = 0.05 "
+            "per candidate, a candidate that won (or lost) every one of its 2 pairs would still end undecided") \
+        in proc.stderr
 
 
 def test_a_decided_arm_stops_and_the_others_run_to_the_maximum(finished):
