@@ -13,7 +13,7 @@ from ctxbench.harness.environments import environment_for
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Task, Taskset
 
-__all__ = ["check_agents_run_here", "check_output_dir", "check_gold_patches"]
+__all__ = ["check_agents_run_here", "check_output_dir", "check_gold_patches", "pricing_warning"]
 
 
 def check_agents_run_here(config: ExperimentConfig, taskset: Taskset) -> None:
@@ -94,3 +94,15 @@ def check_gold_patches(taskset: Taskset) -> None:
             why = "; ".join(line.removeprefix("error: ") for line in proc.stderr.strip().splitlines())
             raise InputError(f"{where}: task {task.id}: `patch` (the gold patch) does not apply to "
                              f"{task.repo_dir}: {why[:500]}")
+
+
+def pricing_warning(config: ExperimentConfig) -> str | None:
+    """The warning for prices pinned to another model than the endpoint's (`model.pricing.model`, which the
+    built-in experiments set to price the simulator's tokens): a real model's `cost_usd` would be that
+    model's bill, not its own."""
+    model = config.model
+    pinned = model.pricing.model if model.pricing is not None else None
+    if model.provider == "sim" or pinned is None or pinned == model.name:
+        return None
+    return (f"cost_usd prices model {model.name!r} at the rates of {pinned!r} (model.pricing.model); set "
+            f"model.pricing to its own prices (input, output) or to {{model: {model.name}}}")

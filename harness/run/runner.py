@@ -15,7 +15,8 @@ from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, 
 from ctxbench.harness.context import ContextOverflow
 from ctxbench.harness.errors import ExperimentAborted, InputError
 from ctxbench.harness.concurrency import Gauge
-from ctxbench.harness.run.checks import check_agents_run_here, check_gold_patches, check_output_dir
+from ctxbench.harness.run.checks import (check_agents_run_here, check_gold_patches, check_output_dir,
+                                         pricing_warning)
 from ctxbench.harness.run.executors import check_ray, execute
 from ctxbench.harness.records.folderlock import FolderLock
 from ctxbench.harness.models import check_upstream
@@ -233,9 +234,9 @@ def _run_missing(ctx: RunContext, done: set[str], progress: Any,
                  select: Callable[[RunSpec], bool] | None) -> list[RunResult]:
     out = ctx.output_dir
     runs_path = out / "runs.jsonl"
-    warning = fallback_warning(ctx.config.sandbox, ctx.sandbox)
-    if warning:
-        print(f"ctxbench: WARNING: {warning}", file=sys.stderr)
+    for warning in (fallback_warning(ctx.config.sandbox, ctx.sandbox), pricing_warning(ctx.config)):
+        if warning:
+            print(f"ctxbench: WARNING: {warning}", file=sys.stderr)
     specs = plan_runs(ctx.config, ctx.taskset)
     todo = [s for s in specs if s.run_id not in done and (select is None or select(s))]
     for line in sweep_leftovers().messages():
