@@ -18,6 +18,7 @@ from typing import Any
 from ctxbench.harness.wire.conversation import message_text
 from ctxbench.harness.endpoints.server import make_server
 from ctxbench.harness.config import ModelConfig
+from ctxbench.harness.endpoints.model_section import request_settings
 from ctxbench.harness.protocols import Completion, ContextLengthExceeded
 from ctxbench.harness.models.sim import PromptCache, SimModel, is_summary_request
 from ctxbench.harness.records import Task, Taskset
@@ -90,9 +91,9 @@ class SimBackend:
         task = self.task_for(messages)
         if task is None and not is_summary_request(messages, tools):
             return unknown_task(self.taskset, "serve-sim")
-        max_output = request.max_output_tokens or self.model.max_output_tokens
+        max_output, seed = request_settings(request, self.model)
         sim = SimModel(self.model.sim, task.patch if task else "", self.counter, self.model.context_window,
-                       max_output, request.seed or 0, self.cache,
+                       max_output, seed, self.cache,
                        test_cmd=task.test_cmd if task else (), statement=task.problem_statement if task else None)
         try:
             with self._lock:

@@ -139,6 +139,17 @@ def test_the_window_comes_from_the_config(smoke_taskset):
     assert response.status == 400 and json.loads(response.data)["error"]["code"] == "context_length_exceeded"
 
 
+def test_a_client_s_max_tokens_counts_up_to_the_model_s_as_the_gateway_counts_it(smoke_taskset):
+    """Claude Code asks for max_tokens 32,000: as the output reserve of a 32k window it left no room for the
+    request, and serve-sim refused every one; the model's max_output_tokens bounds it, as in the gateway."""
+    backend = SimBackend(smoke_taskset, ModelConfig(context_window=32_000, max_output_tokens=1024))
+    statement = smoke_taskset.tasks[0].problem_statement
+    answered = respond(backend, CHAT, chat(statement, max_tokens=32_000))
+    assert answered.status == 200, answered.data
+    smaller = respond(backend, CHAT, chat(statement, max_tokens=16))
+    assert json.loads(smaller.data)["usage"]["completion_tokens"] <= 16
+
+
 def test_a_statement_wrapped_in_an_agents_template_is_the_same_task(sim_endpoint, smoke_taskset):
     url, _ = sim_endpoint
     task = smoke_taskset.tasks[0]
