@@ -11,22 +11,19 @@ answers it (`context_length_exceeded`) and the run ends `context_overflow`.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from ctxbench.harness.loop.agent import AgentOutcome, count_context, transcript_observations
+from ctxbench.harness.loop.agent import AgentOutcome, count_context
 from ctxbench.harness.wire.conversation import fenced_command, fingerprints, own_context
 from ctxbench.harness.config import Limits
-from ctxbench.harness.context import Context
 from ctxbench.harness.protocols import Completion, FatalModelError, MalformedOutput
-from ctxbench.harness.pricing import Prices, run_cost
+from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model
-from ctxbench.harness.records import History, StopReason, TranscriptTurn
-from ctxbench.harness.redact import scrub
-from ctxbench.harness.records.transcript import TranscriptWriter
+from ctxbench.harness.records import StopReason
+from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder
 from ctxbench.harness.wire.base import MODEL_FAILURES, ModelRequest, Refusal, model_refusal
 from ctxbench.harness.wire.messages import marked_for
 from ctxbench.strategies.hook import StrategyHook
@@ -42,12 +39,13 @@ class AgentRoute:
                  transcript: TranscriptWriter, outcome: AgentOutcome, stop_file: Path,
                  prices: Prices | None = None) -> None:
         self.hook, self.model, self.model_name = hook, model, model_name
-        self.limits, self.window, self.transcript, self.outcome = limits, context_window, transcript, outcome
-        self.stop_file, self.prices = stop_file, prices
+        self.limits, self.outcome, self.stop_file = limits, outcome, stop_file
+        self.recorder = TurnRecorder(transcript, hook.counter, context_window, prices)
+        """Builds the run's turns; each is written once the agent's next request shows what its commands
+        returned (`TurnRecorder.hold`)."""
         self.stop: tuple[StopReason, str] | None = None
         self.fatal: FatalModelError | None = None
         """A fatal provider error (bad key, unknown model): the experiment stops after this run."""
-        self._pending: TranscriptTurn | None = None
         self._previous: list[str] | None = None
         """The fingerprints of the agent's last answered request."""
         self._lock = threading.Lock()
@@ -64,19 +62,21 @@ class AgentRoute:
         messages, tools = request.messages, request.tools
         try:
             context = self.hook(messages, tools)
-            self._observed(self.hook.history)
+            self.recorder.release(self.hook.history)
             counter = self.hook.counter
             tokens = counter.count_messages(context.messages) + counter.count_tools(tools)
             count_context(self.outcome, context, tokens)
             completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools)
         except MODEL_FAILURES as exc:
             return self._failed(exc)
-        turn = self._turn(context, tokens, completion, len(messages))
         sent = fingerprints(messages)
-        turn.own_context = own_context(messages, sent, self._previous)
+        turn = self.recorder.turn(self.outcome.turns - 1, context, tokens, completion.text, completion.tool_calls,
+                                  completion.usage, request_messages=len(messages),
+                                  own_context=own_context(messages, sent, self._previous))
         if turn.own_context == "rewritten":
             self.outcome.own_rewrites += 1
-        self._pending, self._previous = turn, sent
+        self.recorder.hold(turn)
+        self._previous = sent
         if self.outcome.total_tokens >= self.limits.max_tokens_per_run:
             self._stop("token_budget", f"the run's token budget of {self.limits.max_tokens_per_run} is spent")
         return completion
@@ -99,6 +99,7 @@ class AgentRoute:
 
     def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
         t0 = time.monotonic()
+        self.recorder.call_starts(t0)
         try:
             completion = self.model.complete(messages, tools)
         finally:
@@ -113,34 +114,10 @@ class AgentRoute:
         out.tool_calls.update(names)
         return completion
 
-    def _turn(self, context: Context, tokens: int, completion: Completion, request_messages: int) -> TranscriptTurn:
-        usage = completion.usage
-        return TranscriptTurn(
-            turn=self.outcome.turns - 1, messages=self.transcript.message_hashes(context.messages),
-            context_tokens=tokens, fill=round(tokens / self.window, 4), ledger=context.ledger, reply=completion.text,
-            tool_calls=list(completion.tool_calls), usage=usage,
-            cost_usd=run_cost(self.prices, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens),
-            request_messages=request_messages)
-
-    def _observed(self, history: History | None) -> None:
-        """Write the pending turn, with what its commands returned: the results in the last turn of
-        `history` that answer its calls (or, for a text-mode reply, that turn's observation). A reply
-        the agent did not act on (a summary it asked for) has none."""
-        pending, self._pending = self._pending, None
-        if pending is None:
-            return
-        if history is not None and history.turns:
-            last, ids = history.turns[-1], {c.id for c in pending.tool_calls}
-            answers = [o for o in last.observations if o.call_id in ids] if ids else \
-                list(last.observations) if not last.tool_calls else []
-            observations = [dataclasses.replace(o, content=scrub(o.content)) for o in answers]
-            pending.observations = transcript_observations(observations, self.hook.counter.count)
-        self.transcript.turn(pending)
-
     def flush(self) -> None:
         """Write the last turn (the agent made no further request to show what its commands returned)."""
         with self._lock:
-            self._observed(None)
+            self.recorder.release(None)
 
     def _stop(self, reason: StopReason, detail: str) -> None:
         if self.stop is None:

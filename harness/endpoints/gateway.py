@@ -6,9 +6,12 @@ request's messages are read as a History
 (`ctxbench.harness.wire.conversation`), the strategy builds the context from it as it does for
 ctxbench's own loop, the rewritten messages go to the model (the simulator, any
 OpenAI-compatible endpoint or an Anthropic endpoint), and the reply goes back in the client's format,
-plain or streamed. Every request is one turn of its conversation's transcript, with the strategy's ledger
-(what was masked, trimmed, summarized or evicted), the usage and the cost: the per-turn context
-log, for any agent.
+plain or streamed. Every request is one turn of its conversation's transcript, built as every agent's
+turns are (`ctxbench.harness.records.transcript.TurnRecorder`), with the strategy's ledger (what was
+masked, trimmed, summarized or evicted), the usage, the cost and the seconds since the conversation's
+previous call: the per-turn context log, for any agent. A turn is written as its request is answered,
+so it holds no observations: what the agent's tools returned arrives with its next request, in the
+messages, and a standalone gateway never knows which request is a conversation's last.
 
 A conversation is the requests that continue one another: a request whose messages are its
 opening alone (system messages and task) starts one, and a later request belongs to the conversation
@@ -23,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,12 +39,12 @@ from ctxbench.harness.errors import InputError
 from ctxbench.harness.protocols import Completion
 from ctxbench.harness.models import make_upstream
 from ctxbench.harness.models.sim import PromptCache, SimModel
-from ctxbench.harness.pricing import Prices, resolve_prices, run_cost
+from ctxbench.harness.pricing import Prices, resolve_prices
 from ctxbench.harness.protocols import Model
-from ctxbench.harness.records import Taskset, TranscriptHeader, TranscriptTurn
+from ctxbench.harness.records import Taskset, TranscriptHeader
 from ctxbench.harness.endpoints.serve_sim import TaskFinder, unknown_task
 from ctxbench.harness.tokens import TokenCounter
-from ctxbench.harness.records.transcript import TranscriptWriter
+from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder
 from ctxbench.harness.wire.base import MODEL_FAILURES, ModelRequest, Refusal, model_refusal
 from ctxbench.harness.wire.messages import marked_for
 from ctxbench.strategies.hook import StrategyHook
@@ -63,7 +67,8 @@ class _Conversation:
     key: str
     hook: StrategyHook
     model: Model
-    transcript: TranscriptWriter | None
+    recorder: TurnRecorder | None
+    """Writes its transcript (None without `--transcripts`)."""
     turns: int = 0
     pending: int = 0
     """Requests chosen for this conversation and not yet answered (counted under the gateway's lock)."""
@@ -124,6 +129,8 @@ class Gateway:
             with conversation.lock:
                 try:
                     context = conversation.hook(messages, tools)
+                    if conversation.recorder is not None:
+                        conversation.recorder.call_starts(time.monotonic())
                     completion = conversation.model.complete(
                         marked_for(conversation.model, context.messages, request.cache_marks), tools)
                 except MODEL_FAILURES as exc:
@@ -184,22 +191,20 @@ class Gateway:
                             max_output_tokens=self.model.max_output_tokens, tokenizer=self.model.tokenizer,
                             services=StrategyServices(model=model),
                             test_commands=(task.test_cmd,) if task is not None else (), counter=self.counter)
-        transcript = None
+        recorder = None
         if self.transcripts is not None:
             transcript = TranscriptWriter(self.transcripts / self.strategy / f"{key}.jsonl", TranscriptHeader(
                 run_id=key, strategy=self.strategy, task_id=task.id if task else "", repeat=0, seed=seed))
-        return _Conversation(key, hook, model, transcript)
+            recorder = TurnRecorder(transcript, self.counter, self.model.context_window, self.prices)
+        return _Conversation(key, hook, model, recorder)
 
     def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], sent: list[str],
                 tools: list[dict[str, Any]], context: Context, completion: Completion) -> None:
         index, conversation.turns = conversation.turns, conversation.turns + 1
-        if conversation.transcript is None:
+        recorder = conversation.recorder
+        if recorder is None:
             return
         tokens = self.counter.count_messages(context.messages) + self.counter.count_tools(tools)
-        usage = completion.usage
-        conversation.transcript.turn(TranscriptTurn(
-            turn=index, messages=conversation.transcript.message_hashes(context.messages), context_tokens=tokens,
-            fill=round(tokens / self.model.context_window, 4), ledger=context.ledger, reply=completion.text,
-            tool_calls=list(completion.tool_calls), usage=usage,
-            cost_usd=run_cost(self.prices, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens),
-            request_messages=len(messages), own_context=own_context(messages, sent, conversation.last or None)))
+        recorder.write(recorder.turn(index, context, tokens, completion.text, completion.tool_calls, completion.usage,
+                                     request_messages=len(messages),
+                                     own_context=own_context(messages, sent, conversation.last or None)))

@@ -10,21 +10,19 @@ import dataclasses
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
-
 from ctxbench.harness.config import Limits
 from ctxbench.harness.context import Budget, Context, ContextOverflow
 from ctxbench.harness.protocols import Completion, ContextLengthExceeded, MalformedOutput, TransientModelError
+from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model, Strategy
 from ctxbench.harness.loop.stops import (AgentStopped, ContextOverflowed, Finished, InvalidActions, Looping,
                                           ModelFailed, TimedOut, TokenBudgetSpent, TurnLimit)
 from ctxbench.harness.redact import scrub
-from ctxbench.harness.records import (History, Observation, StopReason, ToolCall, TranscriptEnd,
-                                      TranscriptObservation, TranscriptTurn, Turn, Usage)
+from ctxbench.harness.records import History, Observation, StopReason, ToolCall, TranscriptEnd, Turn, Usage
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS, Toolbox
-from ctxbench.harness.records.transcript import TranscriptWriter
+from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder
 
-__all__ = ["AgentOutcome", "Agent", "run_agent", "count_context", "transcript_observations"]
+__all__ = ["AgentOutcome", "Agent", "run_agent", "count_context"]
 
 _LOSS_ACTIONS = {"trimmed", "masked", "evicted", "summarized"}
 
@@ -63,12 +61,12 @@ class Agent:
     """One run's loop. Fatal model errors and harness bugs propagate; every other stop is recorded."""
 
     def __init__(self, strategy: Strategy, model: Model, toolbox: Toolbox, budget: Budget, limits: Limits,
-                 deadline: float, transcript: TranscriptWriter | None = None) -> None:
+                 deadline: float, transcript: TranscriptWriter | None = None, prices: Prices | None = None) -> None:
         self.strategy, self.model, self.toolbox = strategy, model, toolbox
         self.budget, self.limits, self.deadline, self.transcript = budget, limits, deadline, transcript
+        self.recorder = TurnRecorder(transcript, budget.counter, budget.context_window, prices) \
+            if transcript is not None else None
         self.invalid_streak = 0
-        self.last_call_at: float | None = None
-        self.gap_s: float | None = None
         self.last_action: tuple | None = None
         self.action_streak = 0
 
@@ -114,7 +112,8 @@ class Agent:
     def query(self, out: AgentOutcome, context: Context) -> tuple[Completion | None, str]:
         """The model's reply, or None and why it could not be parsed."""
         t0 = time.monotonic()
-        self.gap_s, self.last_call_at = (None if self.last_call_at is None else round(t0 - self.last_call_at, 3)), t0
+        if self.recorder is not None:
+            self.recorder.call_starts(t0)
         try:
             completion = self.model.complete(context.messages, TOOL_SCHEMAS)
             self.deadline += completion.retried_s  # waiting on a failing endpoint is not the agent's time
@@ -167,15 +166,10 @@ class Agent:
 
     def record(self, index: int, context: Context, context_tokens: int, turn: Turn, completion: Completion | None,
                malformed: str) -> None:
-        if self.transcript is None:
-            return
-        observations = transcript_observations(turn.observations, self.budget.counter.count)
-        self.transcript.turn(TranscriptTurn(
-            turn=index, messages=self.transcript.message_hashes(context.messages), context_tokens=context_tokens,
-            fill=round(context_tokens / self.budget.context_window, 4), ledger=context.ledger, reply=turn.text,
-            tool_calls=list(turn.tool_calls), observations=observations,
-            usage=completion.usage if completion is not None else Usage(), malformed=malformed or None,
-            gap_s=self.gap_s))
+        if self.recorder is not None:
+            usage = completion.usage if completion is not None else Usage()
+            self.recorder.write(self.recorder.turn(index, context, context_tokens, turn.text, turn.tool_calls, usage,
+                                                   turn.observations, malformed))
 
     def _end(self, stop: StopReason, detail: str, turns: int) -> None:
         if self.transcript is not None:
@@ -183,9 +177,11 @@ class Agent:
 
 
 def run_agent(history: History, strategy: Strategy, model: Model, toolbox: Toolbox, budget: Budget,
-              limits: Limits, deadline: float, transcript: TranscriptWriter | None = None) -> AgentOutcome:
-    """Run one agent to completion. Fatal model errors propagate; everything else ends the run."""
-    return Agent(strategy, model, toolbox, budget, limits, deadline, transcript).run(history)
+              limits: Limits, deadline: float, transcript: TranscriptWriter | None = None,
+              prices: Prices | None = None) -> AgentOutcome:
+    """Run one agent to completion (its turns costed at `prices`). Fatal model errors propagate; everything
+    else ends the run."""
+    return Agent(strategy, model, toolbox, budget, limits, deadline, transcript, prices).run(history)
 
 
 def count_context(out: AgentOutcome, context: Context, tokens: int) -> None:
@@ -196,14 +192,6 @@ def count_context(out: AgentOutcome, context: Context, tokens: int) -> None:
     out.strategy_completion_tokens += ledger.strategy_completion_tokens
     out.context_loss_events += sum(a.kind in _LOSS_ACTIONS for a in ledger.actions)
     out.peak_context_tokens = max(out.peak_context_tokens, tokens)
-
-
-def transcript_observations(observations: tuple[Observation, ...] | list[Observation],
-                            count: Callable[[str], int]) -> list[TranscriptObservation]:
-    """A turn's observations as its transcript records them (content in full, its size and tokens)."""
-    return [TranscriptObservation(call_id=o.call_id, tool=o.tool, kind=o.kind, is_error=o.is_error, content=o.content,
-                                  size=len(o.content), tokens=count(o.content), path=o.path, line_range=o.line_range)
-            for o in observations]
 
 
 def _count_spent(out: AgentOutcome, exc: Exception) -> None:

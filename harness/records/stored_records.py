@@ -215,16 +215,17 @@ class TranscriptTurn(_Record):
     observations: list[TranscriptObservation] = Field(default_factory=list, description="One per tool call.")
     usage: Usage = Field(default_factory=Usage, description="Tokens the provider reported for this call.")
     malformed: str | None = Field(None, description="Why the reply could not be parsed, when it could not.")
-    cost_usd: float | None = Field(None, description="Dollars of this call at the model's prices (gateway turns).")
+    cost_usd: float | None = Field(None, description="Dollars of this call at the model's prices (None: no prices).")
     gap_s: float | None = Field(None, description="Seconds from the start of the run's previous model call to the "
                                                  "start of this one (None: the first call, or not recorded).")
     request_messages: int | None = Field(None, description="Messages the agent sent, before the strategy "
-                                                           "rewrote them (gateway turns).")
+                                                           "rewrote them (another agent's turns, at its gateway).")
     own_context: OwnContext | None = Field(None, description="The agent's own context management at this call "
-                                           "(gateway turns): `summary_request` (it asks the model to summarize the "
-                                           "conversation: Claude Code's, Codex's compaction), `rewritten` (its "
-                                           "messages no longer extend its previous request and the reply: it "
-                                           "replaced its history); None where they extend it.")
+                                           "(another agent's turns, at its gateway): `summary_request` (it asks "
+                                           "the model to summarize the conversation: Claude Code's, Codex's "
+                                           "compaction), `rewritten` (its messages no longer extend its previous "
+                                           "request and the reply: it replaced its history); None where they "
+                                           "extend it.")
 
 
 class TranscriptEnd(_Record):

@@ -144,7 +144,7 @@ def run_one(ctx: RunContext, spec: RunSpec, model_factory: Any = None) -> Finish
                                        StrategyServices(model=model, repo=WorkspaceFiles(ws.root)))
             toolbox = Toolbox(ws, config.limits.test_timeout_s, config.limits.tool_output_bytes)
             outcome = run_agent(History(ctx.system_prompt, task.problem_statement), strategy, model, toolbox,
-                                budget, config.limits, deadline, transcript)
+                                budget, config.limits, deadline, transcript, ctx.prices)
         result = _judged_result(ctx, task, ws, outcome, base, start)
     except FatalModelError:
         raise

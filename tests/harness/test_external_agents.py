@@ -49,6 +49,7 @@ def test_max_turns_is_held_at_the_gateway_and_every_call_is_a_transcript_turn(tm
     end = next(t for t in transcript if isinstance(t, TranscriptEnd))
     assert [t.turn for t in turns] == [0, 1, 2] and end.stop == "max_turns"
     assert [len(t.observations) for t in turns] == [1, 1, 0]  # the last reply's results never came back
+    assert turns[0].gap_s is None and all(t.gap_s is not None and t.gap_s > 0 for t in turns[1:])  # as the loop's
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["strategies"][0]["agent"] == "probe_agent" and len(manifest["fixed"]["agent"]) == 64
 

@@ -130,6 +130,7 @@ def test_an_external_agent_through_a_masking_gateway_resolves_and_every_request_
     assert masked and {a.target for a in masked} < answered
     assert all(t.request_messages is not None and t.usage.prompt_tokens > 0 for t in turns)
     assert all(t.cost_usd is not None and t.cost_usd > 0 for t in turns)  # quickstart prices like gpt-4o-mini
+    assert turns[0].gap_s is None and all(t.gap_s is not None for t in turns[1:])
 
 
 def test_through_baseline_the_model_receives_exactly_what_the_agent_sent(gateway, smoke):

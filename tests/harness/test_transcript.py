@@ -98,3 +98,19 @@ def test_the_transcript_format_is_documented():
                "id", "name", "arguments"}
     missing = sorted(f for f in fields if not re.search(rf"`{f}`", section))
     assert missing == []
+
+
+def test_the_loop_s_turns_carry_their_cost_and_the_seconds_since_the_previous_call(experiment_file, tmp_path):
+    """The fields an external agent's and the gateway's turns carry (one builder, TurnRecorder)."""
+    config = load_config(experiment_file(model={"pricing": {"input": 2.0, "cached_input": 1.0, "output": 8.0}}),
+                         [f"taskset.ids=[{TASK}]"])
+    ctx = prepare(config, tmp_path, tmp_path / "out")
+    spec = plan_runs(config, ctx.taskset)[0]
+    finished = run_one(ctx, spec, model_factory=lambda task, counter, seed: ScriptedModel(STEPS))
+    path = transcript_path(ctx.output_dir, spec.strategy, spec.task_id, spec.repeat)
+    path.write_bytes(finished.transcript)
+    turns = [r for r in read_transcript(path) if isinstance(r, TranscriptTurn)]
+    assert len(turns) == len(STEPS)
+    assert all(t.cost_usd == (100 * 2.0 + 10 * 8.0) / 1e6 for t in turns)
+    assert turns[0].gap_s is None and all(t.gap_s is not None and t.gap_s >= 0 for t in turns[1:])
+    assert finished.result.cost_usd == round(len(STEPS) * (100 * 2.0 + 10 * 8.0) / 1e6, 8)

@@ -11,8 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from ctxbench.harness.cli.report import report
+from ctxbench.harness.context import Context
 from ctxbench.harness.pricing import lookup_price_sheet
 from ctxbench.harness.records import ContextLedger, TranscriptEnd, TranscriptHeader, TranscriptTurn, Usage
+from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder, compress_transcript
+from ctxbench.harness.tokens import TokenCounter
 from ctxbench.reports import turns_df, write_report
 from ctxbench.reports.loading import load_results
 from ctxbench.reports.regimes import price_sheets, regime_costs, regime_verdicts
@@ -114,3 +117,38 @@ def test_a_transcript_written_before_the_cache_and_gap_fields_still_loads(folder
     old = turns[turns["run_id"] == "lean/task-0/0"]
     assert len(old) == TURNS and old["gap_s"].isna().all() and (old["cache_write_tokens"] == 0).all()
     assert (turns[turns["run_id"] == "lean/task-1/0"]["gap_s"].dropna() == 10.0).sum() == TURNS - 1
+
+
+def test_a_claude_code_arm_s_calls_far_apart_miss_the_5_minute_cache(tmp_path: Path) -> None:
+    """An external agent's turns carry `gap_s`, built by the one turn builder ctxbench's loop uses: Claude
+    Code's calls ten minutes apart read nothing from a 5-minute cache, where its turns without `gap_s` (as
+    an external agent's were written before) counted every call as within the TTL."""
+    arm, path = "claude-code/baseline", tmp_path / "exp"
+    result = run(arm, "task-0", 0, True, tokens=TURNS * 10100, turns=TURNS)
+    (path / "transcripts" / arm).mkdir(parents=True)
+    (path / "manifest.json").write_text(json.dumps(manifest([arm])))
+    (path / "runs.jsonl").write_text(result.model_dump_json() + "\n")
+    live = path / "transcripts" / arm / "task-0.0.jsonl"
+    writer = TranscriptWriter(live, TranscriptHeader(run_id=result.run_id, strategy=arm, task_id="task-0", repeat=0,
+                                                     seed=result.seed))
+    recorder = TurnRecorder(writer, TokenCounter("cl100k_base"), 200_000, prices=None)
+    for i in range(TURNS):
+        recorder.call_starts(600.0 * i)  # ten minutes apart
+        context = Context([{"role": "user", "content": f"request {i}"}], ContextLedger({"history": 10000}))
+        usage = Usage(10000, 100, 0 if i == 0 else 9000, 10000 if i == 0 else 1000)
+        recorder.write(recorder.turn(i, context, 10000, "", (), usage, request_messages=2 * i + 1))
+    writer.end(TranscriptEnd(stop="finished", turns=TURNS))
+    live.with_suffix(".jsonl.gz").write_bytes(compress_transcript(live.read_bytes()))
+    live.unlink()
+
+    turns = turns_df(path)
+    assert turns["gap_s"].tolist()[1:] == [600.0] * (TURNS - 1)
+    sheets = price_sheets(load_results(path).manifest, "claude-sonnet-4-5")
+    assert sheets is not None
+    recorded = regime_costs(turns, sheets).loc[result.run_id]
+    unrecorded = regime_costs(turns.assign(gap_s=None), sheets).loc[result.run_id]
+    out = TURNS * 100 * 15.0
+    assert recorded["5-minute TTL"] == pytest.approx((TURNS * 10000 * 3.75 + out) / 1e6)  # every call writes anew
+    assert unrecorded["5-minute TTL"] == pytest.approx((10000 * 3.75 + 3 * (1000 * 3.75 + 9000 * 0.3) + out) / 1e6)
+    assert recorded["5-minute TTL"] > unrecorded["5-minute TTL"]
+    assert recorded["1-hour TTL"] == pytest.approx(unrecorded["1-hour TTL"])  # ten minutes are within the hour
