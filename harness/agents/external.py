@@ -44,10 +44,10 @@ from ctxbench.harness.environments.workspace_files import WorkspaceFiles
 from ctxbench.strategies.hook import StrategyHook
 from ctxbench.strategies.registry import StrategyServices
 
-__all__ = ["ExternalRun", "run_external", "ERROR_TAIL_BYTES"]
+__all__ = ["ExternalRun", "run_external", "ERROR_TAIL_CHARS"]
 
-ERROR_TAIL_BYTES = 4000
-"""How much of a failed agent's output its run keeps (the end, where the error is)."""
+ERROR_TAIL_CHARS = 4000
+"""How many characters of a failed agent's output its run keeps (the end, where the error is)."""
 
 _RELAY_SOURCE = inspect.getsource(relay)
 _STANDIN_SOURCE = inspect.getsource(docker_standin)
@@ -112,7 +112,7 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
     elif result.exit_code != 0 or result.limit_hit:
         outcome.stop = "agent_error"
         code = "killed: more than its process limit" if result.limit_hit else f"exit code {result.exit_code}"
-        outcome.detail = f"the agent ended with {code}; its output ends:\n" + scrub(result.output)[-ERROR_TAIL_BYTES:]
+        outcome.detail = f"the agent ended with {code}; its output ends:\n" + scrub(result.output)[-ERROR_TAIL_CHARS:]
     transcript.end(TranscriptEnd(stop=outcome.stop, detail=outcome.detail, turns=outcome.turns))
     outcome.tool_s = result.seconds
     return outcome

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.anthropic_provider import AnthropicModel
 from ctxbench.harness.models.anthropic_provider import preflight as anthropic_preflight
-from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
-                                 ModelError, TransientModelError, Usage)
+from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput, Model,
+                                        ModelError, TransientModelError, Usage)
 from ctxbench.harness.models.openai_provider import OpenAIModel
 from ctxbench.harness.models.openai_provider import preflight as openai_preflight
 from ctxbench.harness.models.sim import SimModel
@@ -20,7 +18,7 @@ __all__ = ["make_model", "make_upstream", "check_upstream", "Completion", "Usage
            "ContextLengthExceeded", "TransientModelError", "FatalModelError", "MalformedOutput"]
 
 
-def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int) -> Any:
+def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int) -> Model:
     """The model for one run. `seed` is used when the config does not fix one."""
     if config.provider == "sim":
         return SimModel(config.sim, task.patch, counter, config.context_window, config.max_output_tokens,
@@ -29,7 +27,7 @@ def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int
     return make_upstream(config, seed=config.seed if config.seed is not None else seed)
 
 
-def make_upstream(config: ModelConfig, seed: int) -> Any:
+def make_upstream(config: ModelConfig, seed: int) -> Model:
     """The model behind an endpoint (`openai` or `anthropic`), for a run or a gateway."""
     if config.provider == "anthropic":
         return AnthropicModel(config, seed=seed)
