@@ -21,7 +21,7 @@ It is a stand-in for a model, not a model. Rules (docs/simulator.md):
 - A request over the window is rejected (ContextLengthExceeded), like a real API.
 - It acts through ctxbench's tools, or through one shell (`model.sim.dialect`: a call of the shell
   tool the request offers, `bash`, Claude Code's `Bash`, Codex's `exec_command`, or a fenced command
-  per reply, `ctxbench.harness.models.simbash`), with the same decisions.
+  per reply, `ctxbench.harness.models.simbash` and `simbash_reading`), with the same decisions.
 - An agent's own compaction request (Claude Code's, Codex's) is answered with a summary of the
   conversation in the form that agent expects, in the summary layout it reads back as memory.
 - Cached prompt tokens are reported like a provider's prompt cache (`PromptCache`): the longest
@@ -44,8 +44,8 @@ from ctxbench.harness.wire.conversation import history_from_messages
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.protocols import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
-from ctxbench.harness.models.simbash import (Dialect, command_of, dialect_for, finishes_by_text, native_messages,
-                                             shell_call, shell_command, stable_messages)
+from ctxbench.harness.models.simbash import Dialect, command_of, dialect_for, finishes_by_text, shell_call, shell_command
+from ctxbench.harness.models.simbash_reading import native_messages, stable_messages
 from ctxbench.harness.models.simmemory import summarize_request
 from ctxbench.harness.models.simrules import Action, explore, situation
 from ctxbench.harness.models.simview import TestRun, View, contains, read_view

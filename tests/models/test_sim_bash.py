@@ -18,7 +18,8 @@ from ctxbench.harness.wire.conversation import fenced_command
 from ctxbench.harness.endpoints.server import respond
 from ctxbench.harness.config import ModelConfig, SimParams
 from ctxbench.harness.models.sim import SimModel
-from ctxbench.harness.models.simbash import native_messages, shell_command, stable_messages
+from ctxbench.harness.models.simbash import shell_command
+from ctxbench.harness.models.simbash_reading import native_messages, stable_messages
 from ctxbench.harness.models.simview import read_view
 from ctxbench.harness.markup.placeholders import masked_output
 from ctxbench.harness.endpoints.serve_sim import SimBackend, TaskFinder, make_server
