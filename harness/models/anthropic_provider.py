@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxbench.harness.chat import join_texts, read_arguments, text_parts
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.models.endpoint import (EndpointModel, call_with_retries, connection_failed, model_ids,
-                                              shared_client, status_error, unreadable)
+from ctxbench.harness.models.endpoint import EndpointModel, call_with_retries, model_ids, shared_client, unreadable
 from ctxbench.harness.protocols import Completion, Usage
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
@@ -48,6 +47,7 @@ class AnthropicModel(EndpointModel):
     takes_cache_marks: ClassVar[bool] = True
     """The client's `cache_control` marks reach it (`ctxbench.harness.wire.messages.marked_for`)."""
 
+    SDK = "anthropic"
     HOST = "api.anthropic.com"
     MODELS_PATH = "/v1/models"
 
@@ -58,18 +58,10 @@ class AnthropicModel(EndpointModel):
         return shared_client(config, "anthropic", _new_client)
 
     @staticmethod
-    def _sdk() -> Any:
-        import anthropic  # an optional extra
-
-        return anthropic
-
-    @staticmethod
-    def _one_line(exc: anthropic.APIStatusError) -> str:
-        """The error body's message (`{"type": "error", "error": {"message": ...}}`)."""
-        body = exc.body
+    def _error_message(body: Any) -> Any:
+        """`{"type": "error", "error": {"message": ...}}`"""
         error = body.get("error") if isinstance(body, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        return scrub(" ".join(str(message or exc.message or exc).split())[:500])
+        return error.get("message") if isinstance(error, dict) else None
 
     @staticmethod
     def _served(client: anthropic.Anthropic, url: str) -> set[str]:
@@ -94,19 +86,10 @@ class AnthropicModel(EndpointModel):
         """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
         import anthropic  # an optional extra: imported when a request is made
 
-        where = self.where(self.config)
-        try:
-            # the body as it is: `messages.create` would first walk it against its parameter types, and
-            # refuse a large max_tokens without streaming (our deadline is request_timeout_s)
-            response = self._client.post("/v1/messages", body=body, cast_to=anthropic.types.Message)
-        except anthropic.APIStatusError as exc:
-            raise status_error(exc.status_code, self._one_line(exc), self.config, where,
-                               headers=exc.response.headers) from None
-        except anthropic.APIConnectionError as exc:  # includes APITimeoutError
-            raise connection_failed(where, exc, isinstance(exc, anthropic.APITimeoutError)) from None
-        except (anthropic.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise unreadable(where, "not a message", exc) from None
-        return self._completion(response, messages, where)
+        # as it is: `messages.create` would walk it, and refuse a large max_tokens without streaming (our
+        # deadline is request_timeout_s)
+        response = self._post("/v1/messages", body, anthropic.types.Message, "not a message")
+        return self._completion(response, messages, self.where(self.config))
 
     def _completion(self, response: Any, messages: list[dict[str, Any]], where: str) -> Completion:
         content = getattr(response, "content", None)

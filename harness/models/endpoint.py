@@ -13,6 +13,8 @@ Errors are mapped onto the typed errors of `ctxbench.harness.protocols` (`status
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import json
 import os
 import random
 import re
@@ -60,11 +62,13 @@ class EndpointModel:
 
     The API key is read from the environment variable named by `config.api_key_env` into the client
     only; pickling the model keeps the config and seed and reads the key again on unpickling. A provider
-    says how to reach its endpoint (`_connect`, `HOST`, `_sdk`, `_one_line`) and how it lists its models
-    (`MODELS_PATH`, `_served`, `_listing_hint`, `_names`); `preflight` is the same check for both.
+    says how to reach its endpoint (`_connect`, `SDK`, `HOST`, `_error_message`) and how it lists its
+    models (`MODELS_PATH`, `_served`, `_listing_hint`, `_names`); `preflight` is the same check for both.
     """
 
     takes_cache_marks: ClassVar[bool] = False
+    SDK: ClassVar[str]
+    """The provider's client library (an optional extra, imported when it is needed): its error classes."""
     HOST: ClassVar[str]
     """The endpoint's host when `model.base_url` is unset, as errors name it."""
     MODELS_PATH: ClassVar[str]
@@ -82,14 +86,14 @@ class EndpointModel:
         raise NotImplementedError
 
     @staticmethod
-    def _sdk() -> Any:
-        """The provider's client library (an optional extra, imported when it is needed): its error classes."""
+    def _error_message(body: Any) -> Any:
+        """The message of an HTTP error's body, where it holds one."""
         raise NotImplementedError
 
-    @staticmethod
-    def _one_line(exc: Any) -> str:
+    @classmethod
+    def _one_line(cls, exc: Any) -> str:
         """An HTTP error's message on one line, scrubbed of keys."""
-        raise NotImplementedError
+        return scrub(" ".join(str(cls._error_message(exc.body) or exc.message or exc).split())[:500])
 
     @staticmethod
     def _served(client: Any, url: str) -> set[str]:
@@ -120,7 +124,7 @@ class EndpointModel:
             EndpointUnavailable: the variable is unset, nothing answers, the key is refused (exit 3).
             InputError: the answer is not a model list, or it lacks `model.name` (exit 2).
         """
-        sdk = cls._sdk()
+        sdk = importlib.import_module(cls.SDK)
         require_key_variable(config)
         client = client_for_preflight(cls._connect(config), config)
         url = f"{str(client.base_url).rstrip('/')}{cls.MODELS_PATH}"
@@ -142,6 +146,22 @@ class EndpointModel:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.config.name!r}, base_url={self.config.base_url!r}, seed={self.seed})"
+
+    def _post(self, path: str, body: dict[str, Any], cast_to: Any, expected: str) -> Any:
+        """POST `body` to the endpoint as it is (a client's typed `create` would first walk it against its
+        parameter types: CPU, and its own limits); raises the typed errors: `status_error` for an HTTP
+        error, `connection_failed`, `unreadable` for a reply that is not `expected`."""
+        sdk = importlib.import_module(self.SDK)
+        where = self.where(self.config)
+        try:
+            return self._client.post(path, body=body, cast_to=cast_to)
+        except sdk.APIStatusError as exc:
+            raise status_error(exc.status_code, self._one_line(exc), self.config, where, headers=exc.response.headers,
+                               too_long=getattr(exc, "code", None) == "context_length_exceeded") from None
+        except sdk.APIConnectionError as exc:  # includes APITimeoutError
+            raise connection_failed(where, exc, isinstance(exc, sdk.APITimeoutError)) from None
+        except (sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
+            raise unreadable(where, expected, exc) from None
 
     def estimated_usage(self, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
         """The usage of a reply whose endpoint reported none, counted with the experiment's tokenizer."""

@@ -22,8 +22,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.models.endpoint import (EndpointModel, call_with_retries, connection_failed, model_ids,
-                                              shared_client, status_error, unreadable)
+from ctxbench.harness.models.endpoint import EndpointModel, call_with_retries, model_ids, shared_client, unreadable
 from ctxbench.harness.protocols import Completion, Usage
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
@@ -38,6 +37,7 @@ class OpenAIModel(EndpointModel):
     """One run's model behind an OpenAI-compatible endpoint (`EndpointModel`: the key, pickling, the check
     before a run: `GET {base_url}/models`)."""
 
+    SDK = "openai"
     HOST = "api.openai.com"
     MODELS_PATH = "/models"
 
@@ -46,16 +46,8 @@ class OpenAIModel(EndpointModel):
         return shared_client(config, "openai", _new_client)
 
     @staticmethod
-    def _sdk() -> Any:
-        import openai  # an optional extra
-
-        return openai
-
-    @staticmethod
-    def _one_line(exc: openai.APIStatusError) -> str:
-        body = exc.body
-        message = body.get("message") if isinstance(body, dict) else None
-        return scrub(" ".join(str(message or exc.message or exc).split())[:500])
+    def _error_message(body: Any) -> Any:
+        return body.get("message") if isinstance(body, dict) else None
 
     @staticmethod
     def _served(client: openai.OpenAI, url: str) -> set[str]:
@@ -88,22 +80,11 @@ class OpenAIModel(EndpointModel):
 
     def _attempt(self, request: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:
         """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
-        import openai  # an optional extra: imported when a request is made
-        from openai.types.chat import ChatCompletion
+        from openai.types.chat import ChatCompletion  # an optional extra: imported when a request is made
 
-        where = self.where(self.config)
-        try:
-            # the request as it is: `chat.completions.create` would first walk every message and tool
-            # schema against its parameter types (~10 ms of CPU a call, most of a trivial run's)
-            response = self._client.post("/chat/completions", body=request, cast_to=ChatCompletion)
-        except openai.APIStatusError as exc:
-            raise status_error(exc.status_code, self._one_line(exc), self.config, where,
-                               too_long=exc.code == "context_length_exceeded", headers=exc.response.headers) from None
-        except openai.APIConnectionError as exc:  # includes APITimeoutError
-            raise connection_failed(where, exc, isinstance(exc, openai.APITimeoutError)) from None
-        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise unreadable(where, "not a chat completion", exc) from None
-        return self._completion(response, messages, where)
+        # as it is: `chat.completions.create` would walk every message and tool schema (~10 ms of CPU a call)
+        response = self._post("/chat/completions", request, ChatCompletion, "not a chat completion")
+        return self._completion(response, messages, self.where(self.config))
 
     def _completion(self, response: Any, messages: list[dict[str, Any]], where: str) -> Completion:
         choices = getattr(response, "choices", None)
