@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ctxbench.harness.wire.conversation import message_text
+from ctxbench.harness.chat import message_text, read_opening
 from ctxbench.harness.endpoints.server import make_server
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.endpoints.model_section import request_settings
@@ -45,13 +45,7 @@ class TaskFinder:
         self._longest_first = sorted(((_spaced(s), t) for s, t in self._exact.items()), key=lambda item: -len(item[0]))
 
     def __call__(self, messages: list[dict[str, Any]]) -> Task | None:
-        opening = []
-        for message in messages:
-            if message.get("role") == "assistant":
-                break
-            if message.get("role") == "user":
-                opening.append(message_text(message).strip())
-        text = "\n".join(opening)
+        text = "\n".join(message_text(messages[i]).strip() for i in read_opening(messages).user)
         exact = self._exact.get(text)
         if exact is not None or not text:
             return exact

@@ -35,7 +35,7 @@ from ctxbench.harness.records.run_records import ObservationChannel, OwnContext
 from ctxbench.harness.wire.shell_reading import SUBMIT_MARKER, exit_status, read_command
 from ctxbench.harness.markup.summaries import agent_summary_request
 
-__all__ = ["history_from_messages", "message_text", "fenced_command", "shell_command_of", "SHELL_TOOLS",
+__all__ = ["history_from_messages", "fenced_command", "shell_command_of", "SHELL_TOOLS",
            "fingerprints", "replies", "own_context"]
 
 SHELL_TOOLS = frozenset({"bash", "Bash", "exec_command", "shell", "execute_bash", "run_shell_command", "terminal",
