@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer,
+                      model_validator)
 
-__all__ = ["Strict", "SimParams", "Pricing", "ModelConfig"]
+from ctxbench.harness.errors import InputError
+from ctxbench.harness.tokens import SERVED_TOKENIZERS, TokenizerError, check_tokenizer
+
+__all__ = ["Strict", "SimParams", "Pricing", "ModelConfig", "DEFAULT_WINDOW"]
+
+DEFAULT_WINDOW = 16000
+"""`model.context_window` when it is not given, and the simulator's when it is `null` (no server to ask)."""
 
 
 class Strict(BaseModel):
@@ -74,12 +81,56 @@ class ModelConfig(Strict):
     top_p: float = Field(1.0, gt=0, le=1)
     max_output_tokens: int = Field(1024, ge=16, description="Output reserve; also sent as max_tokens.")
     seed: int | None = Field(None, description="Sampling seed sent to the provider; default: the run's seed.")
-    context_window: int = Field(16000, ge=512, description="Context window in tokens; requests over it are rejected.")
-    tokenizer: str = Field("cl100k_base", description="tiktoken encoding used for every count.")
+    context_window: int | None = Field(DEFAULT_WINDOW, ge=512, description="Context window in tokens; requests over it are rejected. `null`: the window the server serves, read before the run (16000 for `sim`, which has no server).")
+    tokenizer: str = Field("cl100k_base", description="What counts every token: a tiktoken encoding; `endpoint` (the server counts, chat template and tool schemas included); `calibrated` (tiktoken scaled by the prompt tokens the endpoint reports); `auto` (asks the endpoint which it supports).")
+    tool_calls: Literal["native", "text"] = Field("native", description="How the model makes tool calls: `native` (the API's tool calls) or `text` (JSON it writes in its reply, as Qwen does behind llama.cpp's server).")
     retry_budget_s: float = Field(300.0, ge=0, description="How long a failing request is retried (rate limits, 5xx, timeouts, unreadable replies) before its run ends as `model_error`.")
-    request_timeout_s: float = Field(120.0, gt=0)
+    request_timeout_s: float = Field(120.0, gt=0, description="Longest a request may take, reply included.")
+    idle_timeout_s: float | None = Field(None, gt=0, description="A request fails (and is retried) after this many seconds without a token of its reply; `null`: only request_timeout_s bounds it.")
     max_connections: int | None = Field(None, ge=1, description="Most model calls in flight to the endpoint (the ceiling of its adaptive limit); default `max_runs`.")
     sim: SimParams = Field(default_factory=SimParams)
     pricing: Pricing | None = Field(None, description="Prices for cost_usd; default: looked up by `name` in genai-prices.")
+
+    @property
+    def window(self) -> int:
+        """`context_window`, once a `null` has been replaced by the served window
+        (`ctxbench.harness.models.served.resolve_window`).
+
+        Raises:
+            InputError: it is still `null`.
+        """
+        if self.context_window is None:
+            raise InputError("model.context_window is null and the served window has not been read: "
+                             "ctxbench.harness.models.served.resolve_window reads it before a run")
+        return self.context_window
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _known_tokenizer(cls, name: str) -> str:
+        try:
+            check_tokenizer(name)
+        except TokenizerError as exc:
+            raise ValueError(str(exc)) from None
+        return name
+
+    @model_validator(mode="after")
+    def _served(self) -> ModelConfig:
+        if self.provider == "sim":
+            if self.tokenizer in SERVED_TOKENIZERS:
+                raise ValueError(f"tokenizer {self.tokenizer!r} needs a served model (provider openai or anthropic); "
+                                 "the simulator counts with a tiktoken encoding")
+            if self.context_window is None:
+                self.context_window = DEFAULT_WINDOW
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_default_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`tool_calls` and `idle_timeout_s` are left out where they keep their defaults, so that an
+        experiment's config hash is the one it had before these keys existed."""
+        data: dict[str, Any] = handler(self)
+        for key in ("tool_calls", "idle_timeout_s"):
+            if getattr(self, key) == type(self).model_fields[key].default:
+                data.pop(key, None)
+        return data
 
 
