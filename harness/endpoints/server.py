@@ -1,24 +1,29 @@
 """The HTTP side of ctxbench's model endpoints (`serve-sim`, `gateway`, each external run's route).
 
-`GET /v1/models`, and a model call in any of three wire formats (`ctxbench.harness.wire.base`): `POST
-/v1/chat/completions`, `POST /v1/messages` (Anthropic) and `POST /v1/responses`, each read onto one
-`ModelRequest`, answered by a `ModelBackend` that never sees the format, and written back in the
-client's own format, plain or streamed. An error (a body in none of the formats, a refused call) is
-answered in the error shape of the format the route claims.
+`GET /v1/models` (and Gemini's `GET /v1beta/models`, `GET /v1beta/models/MODEL`), and a model call in
+any of four wire formats (`ctxbench.harness.wire.base`): `POST /v1/chat/completions`, `POST
+/v1/messages` (Anthropic), `POST /v1/responses` and `POST /v1beta/models/MODEL:generateContent`
+(Gemini, `:streamGenerateContent?alt=sse` streamed), each read onto one `ModelRequest`, answered by a
+`ModelBackend` that never sees the format, and written back in the client's own format, plain or
+streamed. An error (a body in none of the formats, a refused call) is answered in the error shape of
+the format the route claims (Gemini's under `/v1beta/` and `/v1alpha/`, OpenAI's elsewhere).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socketserver
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from ctxbench.harness.protocols import Completion
-from ctxbench.harness.wire import CHAT, HttpReply, ModelRequest, Refusal, Wire, json_reply, wire_for
+from ctxbench.harness.wire import CHAT, GEMINI, HttpReply, ModelRequest, Refusal, Wire, json_reply, wire_for
 from ctxbench.harness.wire.base import Crash
+from ctxbench.harness.wire.gemini import API_VERSIONS, model_entry
 
 __all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server", "MAX_BODY_BYTES",
            "READ_TIMEOUT_S", "LISTEN_BACKLOG"]
@@ -44,17 +49,35 @@ class ModelBackend(Protocol):
     def answer(self, request: ModelRequest) -> Completion | Refusal: ...
 
 
+def _model(model_name: str, owner: str) -> dict[str, Any]:
+    """The one model served, as OpenAI's, Anthropic's and Gemini's clients each describe a model."""
+    return {"id": model_name, "object": "model", "created": 0, "owned_by": owner, "type": "model",
+            "display_name": model_name, "created_at": "1970-01-01T00:00:00Z", **model_entry(model_name, owner)}
+
+
 def models_reply(model_name: str, owner: str) -> HttpReply:
-    """`GET /v1/models`: the one model served, in a list both OpenAI's and Anthropic's clients read."""
-    entry = {"id": model_name, "object": "model", "created": 0, "owned_by": owner, "type": "model",
-             "display_name": model_name, "created_at": "1970-01-01T00:00:00Z"}
+    """`GET /v1/models`: the one model served, in a list OpenAI's and Anthropic's clients read (`data`)
+    and Gemini's (`models`)."""
+    entry = _model(model_name, owner)
     return json_reply(200, {"object": "list", "data": [entry], "has_more": False, "first_id": model_name,
-                            "last_id": model_name})
+                            "last_id": model_name, "models": [entry]})
 
 
-def respond(backend: ModelBackend, wire: Wire, body: Any) -> HttpReply:
-    """The reply to one decoded request body in `wire`'s format."""
-    request = wire.read(body)
+_MODELS = re.compile(r"/(%s)/models(?:/(.+))?" % "|".join(API_VERSIONS))
+
+
+def _shape(route: str) -> Wire:
+    """The wire whose error shape answers a request on `route`: the format served there, else Gemini's
+    under Gemini's own API versions, else OpenAI's."""
+    wire = wire_for(route)
+    if wire is not None:
+        return wire
+    return GEMINI if route.startswith(tuple(f"/{v}/" for v in API_VERSIONS if v != "v1")) else CHAT
+
+
+def respond(backend: ModelBackend, wire: Wire, body: Any, path: str = "") -> HttpReply:
+    """The reply to one decoded request body in `wire`'s format, sent to `path` (with its query string)."""
+    request = wire.read(body, path)
     if isinstance(request, Refusal):
         return wire.refuse(request)
     if request.model != backend.model_name:
@@ -74,16 +97,24 @@ class _Handler(BaseHTTPRequestHandler):
     server: Any
 
     def do_GET(self) -> None:
-        if self._refused(CHAT):
+        route = urlsplit(self.path).path.rstrip("/")
+        shape = _shape(route)
+        if self._refused(shape):
             return
-        if self.path.split("?", 1)[0].rstrip("/") == "/v1/models":
-            self._send(models_reply(self.server.backend.model_name, self.server.backend.owner))
+        backend, listed = self.server.backend, _MODELS.fullmatch(route)
+        if listed is None:
+            self._send(shape.refuse(Refusal(404, f"no route {route}", code="not_found")))
+        elif listed.group(2) is None:
+            self._send(models_reply(backend.model_name, backend.owner))
+        elif unquote(listed.group(2)).removeprefix("models/") == backend.model_name:
+            self._send(json_reply(200, _model(backend.model_name, backend.owner)))
         else:
-            self._send(CHAT.refuse(Refusal(404, f"no route {self.path}", code="not_found")))
+            self._send(shape.refuse(Refusal(404, f"The model {unquote(listed.group(2))!r} does not exist; this "
+                                                 f"server serves {backend.model_name!r}", code="model_not_found")))
 
     def do_POST(self) -> None:
         wire = wire_for(self.path)
-        shape = wire or CHAT
+        shape = _shape(urlsplit(self.path).path.rstrip("/"))
         length = _content_length(self.headers.get("Content-Length"))
         if isinstance(length, Refusal):
             self.close_connection = True  # the body's end is unknown: nothing after it can be read
@@ -102,17 +133,20 @@ class _Handler(BaseHTTPRequestHandler):
         if self._refused(shape):
             return
         if wire is None:
-            self._send(CHAT.refuse(Refusal(404, f"no route {self.path}", code="not_found")))
+            self._send(shape.refuse(Refusal(404, f"no route {urlsplit(self.path).path}", code="not_found")))
             return
         body = _decoded(raw)
-        self._send(wire.refuse(body) if isinstance(body, Refusal) else respond(self.server.backend, wire, body))
+        self._send(wire.refuse(body) if isinstance(body, Refusal)
+                   else respond(self.server.backend, wire, body, self.path))
 
     def _refused(self, wire: Wire) -> bool:
-        """Answers 401 when the server has a token and the request carries it neither as a bearer token
-        (OpenAI's clients) nor as `x-api-key` (Anthropic's)."""
+        """Answers 401 when the server has a token and the request carries it nowhere a client puts its
+        key: a bearer token (OpenAI's clients), `x-api-key` (Anthropic's), `x-goog-api-key` or the `key`
+        query parameter (Gemini's)."""
         token = getattr(self.server, "token", None)
         if token is None or self.headers.get("Authorization") == f"Bearer {token}" \
-                or self.headers.get("x-api-key") == token:
+                or token in (self.headers.get("x-api-key"), self.headers.get("x-goog-api-key")) \
+                or parse_qs(urlsplit(self.path).query).get("key") == [token]:
             return False
         self._send(wire.refuse(Refusal(401, "Incorrect API key provided: this endpoint takes the key it was "
                                             "started with", kind="authentication_error", code="invalid_api_key")))
@@ -126,8 +160,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(reply.data)
 
     def log_message(self, format: str, *args: Any) -> None:
-        if self.server.verbose:
-            super().log_message(format, *args)
+        if self.server.verbose:  # a Gemini client may send its key in the query string: not logged
+            super().log_message(format, *(re.sub(r"([?&]key=)[^&\s\"]*", r"\1[redacted]", a) if isinstance(a, str)
+                                          else a for a in args))
 
 
 def _content_length(header: str | None) -> int | Refusal:

@@ -1,13 +1,14 @@
 """The wire formats ctxbench's endpoints speak, read onto one request and answered in the client's own.
 
-An agent calls a model in one of three formats: OpenAI Chat Completions (`POST /v1/chat/completions`,
+An agent calls a model in one of four formats: OpenAI Chat Completions (`POST /v1/chat/completions`,
 `ctxbench.harness.wire.chat`), the Anthropic Messages API (`POST /v1/messages`, Claude Code's,
-`ctxbench.harness.wire.messages`) or the OpenAI Responses API (`POST /v1/responses`, Codex CLI's,
-`ctxbench.harness.wire.responses`). Each format reads its body as a `ModelRequest` (the messages and
-tools in OpenAI's chat format, which the History reading, the strategies and the models all take) or a
-`Refusal`, and writes a `Completion` or a `Refusal` back as its own reply: a JSON body, or server-sent
-events when the request streams. Whatever answers the request (the simulator, the gateway, a run's
-route) never sees the format.
+`ctxbench.harness.wire.messages`), the OpenAI Responses API (`POST /v1/responses`, Codex CLI's,
+`ctxbench.harness.wire.responses`) or the Gemini API (`POST /v1beta/models/MODEL:generateContent`,
+Gemini CLI's, `ctxbench.harness.wire.gemini`), whose routes carry the model. Each format reads its
+body as a `ModelRequest` (the messages and tools in OpenAI's chat format, which the History reading,
+the strategies and the models all take) or a `Refusal`, and writes a `Completion` or a `Refusal` back
+as its own reply: a JSON body, or server-sent events when the request streams. Whatever answers the
+request (the simulator, the gateway, a run's route) never sees the format.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, Fatal
 __all__ = ["WireName", "ModelRequest", "Refusal", "Crash", "MODEL_FAILURES", "model_refusal", "HttpReply", "Wire",
            "json_reply", "sse_reply"]
 
-WireName = Literal["chat", "messages", "responses"]
+WireName = Literal["chat", "messages", "responses", "gemini"]
 
 
 @dataclass(frozen=True)
@@ -108,10 +109,16 @@ class Wire(Protocol):
     """One wire format: reads a request body, writes the answer to it."""
 
     name: WireName
-    paths: tuple[str, ...]
-    """The routes it is served on (`/v1/...`)."""
 
-    def read(self, body: Any) -> ModelRequest | Refusal: ...
+    def serves(self, route: str) -> bool:
+        """Whether it is served on `route` (a request's path without its query string: `/v1/messages`,
+        `/v1beta/models/MODEL:generateContent`)."""
+        ...
+
+    def read(self, body: Any, path: str) -> ModelRequest | Refusal:
+        """The request in `body`, sent to `path` (its route and query string, where a format reads the
+        model or the streaming)."""
+        ...
 
     def reply(self, request: ModelRequest, completion: Completion) -> HttpReply: ...
 

@@ -67,7 +67,10 @@ class ChatWire:
     name: WireName = "chat"
     paths: tuple[str, ...] = ("/v1/chat/completions",)
 
-    def read(self, body: Any) -> ModelRequest | Refusal:
+    def serves(self, route: str) -> bool:
+        return route in self.paths
+
+    def read(self, body: Any, path: str = "") -> ModelRequest | Refusal:
         if not isinstance(body, dict):
             return Refusal(400, "the request body must be a JSON object")
         messages, tools = body.get("messages"), body.get("tools") or []

@@ -195,7 +195,10 @@ class MessagesWire:
     name: WireName = "messages"
     paths: tuple[str, ...] = ("/v1/messages",)
 
-    def read(self, body: Any) -> ModelRequest | Refusal:
+    def serves(self, route: str) -> bool:
+        return route in self.paths
+
+    def read(self, body: Any, path: str = "") -> ModelRequest | Refusal:
         refused = _check(body)
         if refused is not None:
             return refused

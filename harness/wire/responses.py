@@ -146,7 +146,10 @@ class ResponsesWire:
     name: WireName = "responses"
     paths: tuple[str, ...] = ("/v1/responses",)
 
-    def read(self, body: Any) -> ModelRequest | Refusal:
+    def serves(self, route: str) -> bool:
+        return route in self.paths
+
+    def read(self, body: Any, path: str = "") -> ModelRequest | Refusal:
         refused = _check(body)
         if refused is not None:
             return refused
