@@ -35,7 +35,7 @@ def gateway(strategy: str, params_yaml: str | None, config_path: Path | None, ov
             model: str | None, provider: str | None, base_url: str | None, api_key_env: str | None,
             taskset_spec: str | None, transcripts: Path | None, host: str, port: int, verbose: bool) -> None:
     """Serve a context strategy as a model endpoint in front of a model, for any agent (OpenAI Chat
-    Completions, Anthropic Messages and OpenAI Responses requests)."""
+    Completions, Anthropic Messages, OpenAI Responses and Gemini API requests)."""
     from ctxbench.harness.endpoints.model_section import load_model_section
     from ctxbench.harness.endpoints.gateway import Gateway
     from ctxbench.harness.yamlfile import parse_yaml
