@@ -10,8 +10,9 @@ request's prompt is `count_messages(ms) + count_tools(tools)`. `model.tokenizer`
   one, splits numbers into digits) nor its chat template.
 - `endpoint` (`EndpointCounter`): the server counts, with the chat template and the tool schemas as
   the model sees them. A request's prompt counts what the server reports as `usage.prompt_tokens`.
-- `calibrated` (`CalibratedCounter`): tiktoken's tokens scaled by a ratio learned from the prompt
-  tokens the endpoint reports after each call; padded by CALIBRATION_MARGIN before the first.
+- `calibrated` (`CalibratedCounter`): tiktoken's tokens fitted to the prompt tokens the endpoint
+  reports after each call (a ratio on the text, a chat template's markup on top); padded by
+  CALIBRATION_MARGIN before the first.
 - `auto`: the preflight asks the endpoint which of these it supports
   (`ctxbench.harness.models.served.choose_tokenizer`).
 
@@ -46,6 +47,7 @@ about every message of every turn.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -231,7 +233,7 @@ class EndpointCounter(TokenCounter):
     """
 
     def __init__(self, server: PromptCounter, tools: list[dict[str, Any]] | None = None, *,
-                 name: str = "endpoint", _frames: dict[str, int] | None = None) -> None:
+                 name: str = "endpoint", _frames: dict[bytes, int] | None = None) -> None:
         self.name = name
         self.server = server
         self.tools = list(tools or [])
@@ -311,8 +313,9 @@ class EndpointCounter(TokenCounter):
         return self._n([s, u, m]) - self._n([s, u])
 
     def _n(self, messages: list[dict[str, Any]], tools: bool = True) -> int:
-        """The server's count of a frame, cached by content."""
-        key = json.dumps([messages, self._tools_key if tools else None], sort_keys=True)
+        """The server's count of a frame, cached by content (a digest of it: frames hold whole tool outputs)."""
+        key = hashlib.blake2b(json.dumps([messages, self._tools_key if tools else None], sort_keys=True).encode(),
+                              digest_size=16).digest()
         n = self._frames.get(key)
         if n is None:
             n = self._frames[key] = self.server.count_prompt(messages, self.tools if tools else [])
@@ -415,7 +418,6 @@ class CalibratedCounter(TokenCounter):
         left = reported - known
         if not units:
             return
-        fit = self.fit
         for f in self._fits:
             parts = [(self._unit(item, f), n) for item, n in units.values()]
             text = sum(t * n for (t, _), n in parts)
@@ -428,7 +430,7 @@ class CalibratedCounter(TokenCounter):
                 f.missed = abs(f.served - f.text)
         self.observations += 1
         if left >= sum(n for _, n in units.values()):
-            self._share(units, left, fit)
+            self._share(units, left, self.fit)
 
     def _share(self, units: dict[Any, list[Any]], left: int, fit: _Fit) -> None:
         """Give each new unit its share of `left`, in proportion to its estimate; the shares add up to it."""
@@ -458,8 +460,8 @@ class CalibratedCounter(TokenCounter):
         calls = message.get("tool_calls") or ()
         text = self._text(message.get("content") or "", fit) + sum(
             self._text(c["function"]["name"], fit) + self._text(c["function"]["arguments"], fit) for c in calls)
-        markup = MARKUP["message"] + MARKUP["call"] * len(calls) + (MARKUP["result"] if message.get("role") == "tool" else 0)
-        return text, markup
+        markup = MARKUP["message"] + MARKUP["call"] * len(calls)
+        return text, markup + (MARKUP["result"] if message.get("role") == "tool" else 0)
 
     def _text(self, text: str, fit: _Fit) -> int:
         n = TokenCounter.count(self, text)
