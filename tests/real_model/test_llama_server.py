@@ -37,6 +37,14 @@ PYTEST = ("tests/test_math_functions.py ..F.F.....                           [ 4
           "FAILED tests/test_math_functions.py::test_round_table[round_2_675]\n2 failed, 38 passed in 0.84s")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _loopback_without_proxy():
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("NO_PROXY", "no_proxy"):
+            patch.setenv(name, "127.0.0.1,localhost")
+        yield
+
+
 def _get(path: str) -> Any:
     with urllib.request.urlopen(URL.removesuffix("/v1") + path, timeout=10) as reply:
         return json.loads(reply.read())
