@@ -77,11 +77,11 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
     folder.mkdir()
     statement = folder / "statement.md"
     statement.write_text(task.problem_statement)
-    hook = StrategyHook(run.strategy, dict(run.params), context_window=config.model.context_window,
+    hook = StrategyHook(run.strategy, dict(run.params), context_window=config.model.window,
                         max_output_tokens=config.model.max_output_tokens, tokenizer=config.model.tokenizer,
                         services=StrategyServices(model=model, repo=WorkspaceFiles(ws.root)),
                         test_commands=(task.test_cmd,), counter=counter)
-    route = AgentRoute(hook, model, config.model.name, config.limits, config.model.context_window, transcript,
+    route = AgentRoute(hook, model, config.model.name, config.limits, config.model.window, transcript,
                        outcome, folder / "stop", run.prices)
     token = secrets.token_urlsafe(24)
     server = make_unix_server(route, folder / "gateway.sock", token)

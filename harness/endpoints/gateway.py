@@ -184,10 +184,10 @@ class Gateway:
             return None
         seed: int = request.seed if request.seed is not None else (self.model.seed or 0)
         model = self._upstream or SimModel(self.model.sim, task.patch if task else "", self.counter,
-                                           self.model.context_window, self.model.max_output_tokens, seed,
+                                           self.model.window, self.model.max_output_tokens, seed,
                                            self.cache, test_cmd=task.test_cmd if task else (),
                                            statement=task.problem_statement if task else None)
-        hook = StrategyHook(self.strategy, self.params, context_window=self.model.context_window,
+        hook = StrategyHook(self.strategy, self.params, context_window=self.model.window,
                             max_output_tokens=self.model.max_output_tokens, tokenizer=self.model.tokenizer,
                             services=StrategyServices(model=model),
                             test_commands=(task.test_cmd,) if task is not None else (), counter=self.counter)
@@ -195,7 +195,7 @@ class Gateway:
         if self.transcripts is not None:
             transcript = TranscriptWriter(self.transcripts / self.strategy / f"{key}.jsonl", TranscriptHeader(
                 run_id=key, strategy=self.strategy, task_id=task.id if task else "", repeat=0, seed=seed))
-            recorder = TurnRecorder(transcript, self.counter, self.model.context_window, self.prices)
+            recorder = TurnRecorder(transcript, self.counter, self.model.window, self.prices)
         return _Conversation(key, hook, model, recorder)
 
     def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], sent: list[str],

@@ -86,7 +86,7 @@ class SimBackend:
         if task is None and not is_summary_request(messages, tools):
             return unknown_task(self.taskset, "serve-sim")
         max_output, seed = request_settings(request, self.model)
-        sim = SimModel(self.model.sim, task.patch if task else "", self.counter, self.model.context_window,
+        sim = SimModel(self.model.sim, task.patch if task else "", self.counter, self.model.window,
                        max_output, seed, self.cache,
                        test_cmd=task.test_cmd if task else (), statement=task.problem_statement if task else None)
         try:

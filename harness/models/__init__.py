@@ -21,7 +21,7 @@ __all__ = ["make_model", "make_upstream", "check_upstream", "Completion", "Usage
 def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int) -> Model:
     """The model for one run. `seed` is used when the config does not fix one."""
     if config.provider == "sim":
-        return SimModel(config.sim, task.patch, counter, config.context_window, config.max_output_tokens,
+        return SimModel(config.sim, task.patch, counter, config.window, config.max_output_tokens,
                         config.seed if config.seed is not None else seed, test_cmd=task.test_cmd,
                         statement=task.problem_statement)
     return make_upstream(config, seed=config.seed if config.seed is not None else seed)

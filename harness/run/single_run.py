@@ -98,7 +98,7 @@ def counter_for(name: str) -> TokenCounter:
 
 def make_budget(config: ExperimentConfig, system_prompt: str) -> Budget:
     counter = counter_for(config.model.tokenizer)
-    return Budget(config.model.context_window, config.model.max_output_tokens,
+    return Budget(config.model.window, config.model.max_output_tokens,
                   fixed_tokens(counter, system_prompt, TOOL_SCHEMAS), counter)
 
 
