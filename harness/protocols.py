@@ -13,7 +13,7 @@ from ctxbench.harness.context import Budget, Context
 from ctxbench.harness.records import ContextLedger, History, ToolCall, Usage
 
 __all__ = ["Strategy", "Model", "Usage", "Completion", "ModelError", "ContextLengthExceeded",
-           "TransientModelError", "UnreadableReply", "FatalModelError", "MalformedOutput", "RepoView",
+           "TransientModelError", "UnreadableReply", "FatalModelError", "RequestRefused", "MalformedOutput", "RepoView",
            "StaticRepo"]
 
 
@@ -79,7 +79,14 @@ class UnreadableReply(TransientModelError):
 
 
 class FatalModelError(ModelError):
-    """Authentication, unknown model, bad request: stops the whole experiment."""
+    """Authentication, unknown model: no run can succeed, so the whole experiment stops."""
+
+
+class RequestRefused(ModelError):
+    """The endpoint refused this request (a 4xx other than the key, the model or the window: a message
+    sequence its chat template rejects, say): this run's request, not every run's, so the run ends as
+    `model_error` with the endpoint's message, and the experiment goes on. Not retried: the same
+    request would be refused again."""
 
 
 class MalformedOutput(ModelError):

@@ -19,7 +19,7 @@ from typing import Any
 from ctxbench.harness.loop.agent import AgentOutcome, count_context
 from ctxbench.harness.wire.conversation import fenced_command, fingerprints, own_context
 from ctxbench.harness.config import Limits
-from ctxbench.harness.protocols import Completion, FatalModelError, MalformedOutput
+from ctxbench.harness.protocols import Completion, FatalModelError, MalformedOutput, RequestRefused
 from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import StopReason
@@ -93,6 +93,8 @@ class AgentRoute:
         if refusal.code == "context_length_exceeded":
             self._stop("context_overflow", str(error))
             return refusal
+        if isinstance(error, RequestRefused):
+            return self._end("request_refused", str(error), status=refusal.status)
         if isinstance(error, FatalModelError):
             self.fatal = error
         return self._end("model_error", str(error), status=refusal.status)

@@ -12,11 +12,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from ctxbench.harness.config import Limits
 from ctxbench.harness.context import Budget, Context, ContextOverflow
-from ctxbench.harness.protocols import Completion, ContextLengthExceeded, MalformedOutput, TransientModelError
+from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, MalformedOutput, RequestRefused,
+                                        TransientModelError)
 from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model, Strategy
+from ctxbench.harness.tokens import CalibratedCounter
 from ctxbench.harness.loop.stops import (AgentStopped, ContextOverflowed, Finished, InvalidActions, Looping,
-                                          ModelFailed, TimedOut, TokenBudgetSpent, TurnLimit)
+                                          ModelFailed, Refused, TimedOut, TokenBudgetSpent, TurnLimit)
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import History, Observation, StopReason, ToolCall, TranscriptEnd, Turn, Usage
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS, Toolbox
@@ -102,6 +104,9 @@ class Agent:
         except (ContextOverflow, ContextLengthExceeded) as exc:
             _count_spent(out, exc)
             raise ContextOverflowed(str(exc)) from exc
+        except RequestRefused as exc:
+            _count_spent(out, exc)
+            raise Refused(f"in the strategy's build: {exc}") from exc
         except (TransientModelError, MalformedOutput) as exc:  # the strategy's own model call; fatal ones propagate
             _count_spent(out, exc)
             raise ModelFailed(f"in the strategy's build: {exc}") from exc
@@ -117,11 +122,15 @@ class Agent:
         try:
             completion = self.model.complete(context.messages, TOOL_SCHEMAS)
             self.deadline += completion.retried_s  # waiting on a failing endpoint is not the agent's time
+            if isinstance(self.budget.counter, CalibratedCounter):  # counts in the model's tokens from now on
+                self.budget.counter.observe(context.messages, TOOL_SCHEMAS, completion.usage.prompt_tokens)
             return completion, ""
         except ContextLengthExceeded as exc:
             raise ContextOverflowed(str(exc)) from exc
         except TransientModelError as exc:
             raise ModelFailed(str(exc)) from exc
+        except RequestRefused as exc:
+            raise Refused(str(exc)) from exc
         except MalformedOutput as exc:
             return None, str(exc)
         finally:

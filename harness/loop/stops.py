@@ -6,7 +6,7 @@ from __future__ import annotations
 from ctxbench.harness.records import StopReason
 
 __all__ = ["AgentStopped", "Finished", "TurnLimit", "TokenBudgetSpent", "TimedOut", "Looping", "InvalidActions",
-           "ContextOverflowed", "ModelFailed"]
+           "ContextOverflowed", "ModelFailed", "Refused"]
 
 
 class AgentStopped(Exception):
@@ -45,3 +45,7 @@ class ContextOverflowed(AgentStopped):
 
 class ModelFailed(AgentStopped):
     reason = "model_error"
+
+
+class Refused(AgentStopped):
+    reason = "request_refused"

@@ -5,7 +5,8 @@ HTTP error status, the usage estimated where an endpoint reports none, and the c
 Errors are mapped onto the typed errors of `ctxbench.harness.protocols` (`status_error`):
 
 - 400 saying the context is too long (or the provider's own code for it) -> ContextLengthExceeded;
-- 401 / 403, 404, any other 4xx -> FatalModelError (the experiment stops);
+- 401 / 403, 404 -> FatalModelError (the experiment stops); any other 4xx -> RequestRefused (the run ends
+  as `model_error` with the endpoint's message, the experiment goes on);
 - 408, 409, 429, 5xx -> TransientModelError, retried by `call_with_retries` for up to `retry_budget_s`;
   429, 503 and 529 (Anthropic's overloaded) lower the endpoint's limit of calls in flight.
 """
@@ -25,8 +26,8 @@ from typing import Any, Callable, ClassVar, Mapping
 from ctxbench.harness.concurrency import endpoint_limit
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.errors import EndpointUnavailable, InputError, did_you_mean
-from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, TransientModelError,
-                                        UnreadableReply, Usage)
+from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, RequestRefused,
+                                        TransientModelError, UnreadableReply, Usage)
 from ctxbench.harness.records import ToolCall
 from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.tokens import TokenCounter
@@ -286,7 +287,7 @@ def status_error(status: int, detail: str, config: ModelConfig, where: str, too_
         error.retry_after = retry_after_s(headers or {})
         error.throttled = status in THROTTLED_STATUS
         return error
-    return FatalModelError(f"bad request ({status}) at {where}: {detail}")
+    return RequestRefused(f"bad request ({status}) at {where}: {detail}")
 
 
 def connection_failed(where: str, exc: Exception, timed_out: bool) -> TransientModelError:

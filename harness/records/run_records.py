@@ -172,5 +172,5 @@ class Usage:
 
 
 StopReason = Literal["finished", "max_turns", "token_budget", "timeout", "context_overflow", "loop",
-                     "invalid_action", "model_error", "harness_error", "agent_error"]
+                     "invalid_action", "model_error", "request_refused", "harness_error", "agent_error"]
 """Why the agent loop stopped (`finished`: the agent called `finish`; for an external agent: it exited 0)."""

@@ -37,6 +37,7 @@ FailureReason = Literal[
     "loop",              # the same action repeated loop_threshold times in a row
     "invalid_action",    # max_invalid_actions malformed tool calls in a row
     "model_error",       # provider failures after retries
+    "request_refused",   # the endpoint refused one of the run's requests (a 4xx other than key, model, window)
     "harness_error",     # a bug in ctxbench: traceback kept, the experiment goes on
     "agent_error",       # an external agent exited non-zero or crashed: the end of its output kept
     "taskset_error",     # the tests cannot be collected at the base commit either: the taskset's fault
@@ -226,6 +227,9 @@ class TranscriptTurn(_Record):
                                            "compaction), `rewritten` (its messages no longer extend its previous "
                                            "request and the reply: it replaced its history); None where they "
                                            "extend it.")
+    delivered: bool = Field(True, description="False where the client went away before the reply reached it "
+                                              "(a streamed reply cut off, a connection closed while the model "
+                                              "answered): the turn was computed, not served.")
 
 
 class TranscriptEnd(_Record):

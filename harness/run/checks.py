@@ -8,12 +8,15 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import tiktoken
+
 from ctxbench.harness.config import ExperimentConfig
+from ctxbench.harness.models.served import choose_tokenizer, resolve_window, served_window
 from ctxbench.harness.environments import environment_for
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Task, Taskset
 
-__all__ = ["check_agents_run_here", "check_output_dir", "check_gold_patches", "pricing_warning"]
+__all__ = ["check_agents_run_here", "check_output_dir", "check_gold_patches", "pricing_warning", "served_model"]
 
 
 def check_agents_run_here(config: ExperimentConfig, taskset: Taskset) -> None:
@@ -106,3 +109,52 @@ def pricing_warning(config: ExperimentConfig) -> str | None:
         return None
     return (f"cost_usd prices model {model.name!r} at the rates of {pinned!r} (model.pricing.model); set "
             f"model.pricing to its own prices (input, output) or to {{model: {model.name}}}")
+
+
+def served_model(config: ExperimentConfig) -> tuple[ExperimentConfig, list[str]]:
+    """`config` as the endpoint serves its model, and what was found, one line each: the window the
+    server serves (a `context_window: null` takes it; a larger one is refused), the tokenizer that
+    `auto` chose (also when it is left unset, for a model tiktoken does not know behind a server of open
+    models: llama.cpp, vLLM, SGLang, Ollama, LiteLLM), and
+    the runs in flight a server with few slots takes (`max_runs` unset: one per slot). The simulator's
+    model is returned as it is.
+
+    Raises:
+        InputError: a window over the served one, or null where the server does not say it.
+        EndpointUnavailable: nothing answers.
+    """
+    model = config.model
+    if model.provider == "sim":
+        return config, []
+    served = served_window(model)
+    model = resolve_window(model, served)
+    notes = [f"model.context_window: {model.window} tokens" + (
+        f"; the {served.server} server serves {served.window}" + (f" per slot, {served.slots} slots" if served.slots else "")
+        + f" ({served.source})" if served.window is not None else f" ({served.source})")]
+    if model.tokenizer == "auto" or ("tokenizer" not in model.model_fields_set and served.server in _MODEL_SERVERS
+                                     and not _tiktoken_knows(model.name)):
+        choice = choose_tokenizer(model)
+        model = model.model_copy(update={"tokenizer": choice.tokenizer})
+        reason = choice.reason if len(choice.reason) <= 200 else choice.reason[:200] + "…"
+        notes.append(f"model.tokenizer: {choice.tokenizer} ({reason})")
+    update: dict[str, object] = {"model": model}
+    if config.max_runs is None and served.slots:
+        update["max_runs"] = served.slots
+        notes.append(f"max_runs: {served.slots}, one run in flight per slot of the server (set max_runs to change it)")
+    elif served.slots and config.max_runs is not None and config.max_runs > served.slots:
+        notes.append(f"WARNING: max_runs {config.max_runs} is over the server's {served.slots} slots: the runs "
+                     "in flight share them, each slot slower")
+    return config.model_copy(update=update), notes
+
+
+_MODEL_SERVERS = ("llama.cpp", "vllm", "sglang", "ollama", "litellm")
+"""Servers of open models, whose tokenizers tiktoken's default encoding does not know: `model.tokenizer`
+left unset means `auto` behind them."""
+
+
+def _tiktoken_knows(name: str) -> bool:
+    try:
+        tiktoken.encoding_name_for_model(name)
+    except KeyError:
+        return False
+    return True

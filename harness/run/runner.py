@@ -16,7 +16,7 @@ from ctxbench.harness.context import ContextOverflow
 from ctxbench.harness.errors import ExperimentAborted, InputError
 from ctxbench.harness.concurrency import Gauge
 from ctxbench.harness.run.checks import (check_agents_run_here, check_gold_patches, check_output_dir,
-                                         pricing_warning)
+                                         pricing_warning, served_model)
 from ctxbench.harness.run.executors import check_ray, execute
 from ctxbench.harness.records.folderlock import FolderLock
 from ctxbench.harness.models import check_upstream
@@ -84,6 +84,9 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget."""
     if config.model.provider != "sim":  # first: an endpoint that is down fails within seconds
         check_upstream(config.model)
+        config, notes = served_model(config)
+        for note in notes:
+            print(f"ctxbench: {note}", file=sys.stderr)
     if shutil.which("git") is None:
         raise InputError("git is not on PATH: every run's workspace is a git repository (Debian: apt-get install git)")
     agents = resolve_agents(config, config_dir)  # an agent that is not installed fails before any other work

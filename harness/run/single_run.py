@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxbench.harness.loop.agent import AgentOutcome, run_agent
 from ctxbench.harness.config.agent import AgentSpec
-from ctxbench.harness.config import ExperimentConfig
+from ctxbench.harness.config import ExperimentConfig, ModelConfig
 from ctxbench.harness.context import Budget, fixed_tokens
 from ctxbench.harness.agents.external import ExternalRun, run_external
 from ctxbench.harness.records.failures import classify_failure
@@ -25,7 +25,8 @@ from ctxbench.harness.records import History, RunResult, Task, Taskset, Transcri
 from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.records.results_folder import transcript_path
 from ctxbench.harness.sandbox import Sandbox
-from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.models.served import endpoint_counter
+from ctxbench.harness.tokens import CalibratedCounter, TokenCounter
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS, Toolbox
 from ctxbench.harness.records.transcript import TranscriptWriter, compress_transcript, read_transcript
 from ctxbench.harness.tasks.validate import base_collection_failure
@@ -90,14 +91,25 @@ _COUNTERS: dict[str, TokenCounter] = {}
 
 
 def counter_for(name: str) -> TokenCounter:
-    """One token counter (and cache) per tokenizer per process."""
+    """One tiktoken counter (and cache) per encoding per process."""
     if name not in _COUNTERS:
         _COUNTERS[name] = TokenCounter(name)
     return _COUNTERS[name]
 
 
+def model_counter(model: ModelConfig) -> TokenCounter:
+    """The counter of a run's budget, in the model's own tokens where `model.tokenizer` says so: the
+    endpoint's (one per process and endpoint, its caches shared by the runs in flight), a calibrated one
+    (one per run: it learns the run's ratio from the usage each reply reports), else tiktoken's."""
+    if model.tokenizer == "endpoint":
+        return endpoint_counter(model, TOOL_SCHEMAS)
+    if model.tokenizer == "calibrated":
+        return CalibratedCounter()
+    return counter_for(model.tokenizer)
+
+
 def make_budget(config: ExperimentConfig, system_prompt: str) -> Budget:
-    counter = counter_for(config.model.tokenizer)
+    counter = model_counter(config.model)
     return Budget(config.model.window, config.model.max_output_tokens,
                   fixed_tokens(counter, system_prompt, TOOL_SCHEMAS), counter)
 
@@ -178,7 +190,8 @@ def _judged_result(ctx: RunContext, task: Task, ws: Workspace, outcome: AgentOut
         context_loss_events=outcome.context_loss_events,
         own_rewrites=outcome.own_rewrites, tests=dict(evaluation.tests), patch=scrub(patch),
         workspace=_kept(ctx, ws), grader="swebench" if evaluation.grader == "swebench" else None,
-        error=scrub(outcome.detail) if reason in ("model_error", "agent_error") else _taskset_fault_message(fault),
+        error=(scrub(outcome.detail) if reason in ("model_error", "request_refused", "agent_error")
+               else _taskset_fault_message(fault)),
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 
 from ctxbench.harness.context import ContextOverflow
 from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, FatalModelError, MalformedOutput,
-                                        TransientModelError)
+                                        RequestRefused, TransientModelError)
 
 __all__ = ["WireName", "ModelRequest", "Refusal", "Crash", "MODEL_FAILURES", "model_refusal", "HttpReply", "Wire",
            "json_reply", "sse_reply"]
@@ -79,7 +79,8 @@ class Crash(Refusal):
         return cls(500, f"ctxbench internal error: {error!r}", kind="server_error")
 
 
-MODEL_FAILURES = (ContextOverflow, ContextLengthExceeded, TransientModelError, MalformedOutput, FatalModelError)
+MODEL_FAILURES = (ContextOverflow, ContextLengthExceeded, TransientModelError, RequestRefused, MalformedOutput,
+                  FatalModelError)
 """How a model call fails: a context over the window (the strategy's or the model's), the model's errors."""
 
 
@@ -91,6 +92,8 @@ def model_refusal(error: Exception) -> Refusal:
         return Refusal(400, str(error), param="messages", code="context_length_exceeded")
     if isinstance(error, TransientModelError):
         return Refusal(503, f"the model is unavailable: {error}", kind="server_error")
+    if isinstance(error, RequestRefused):
+        return Refusal(400, f"the model's endpoint refused the request: {error}")
     if isinstance(error, MalformedOutput):
         return Refusal(502, f"the model's reply could not be read: {error}", kind="server_error")
     return Refusal(502, f"the model failed: {error}", kind="server_error")

@@ -6,7 +6,7 @@ import pytest
 
 from ctxbench.harness.config import load_config
 from ctxbench.harness.records.failures import FAILURE_REASONS
-from ctxbench.harness.protocols import ContextLengthExceeded, TransientModelError
+from ctxbench.harness.protocols import ContextLengthExceeded, RequestRefused, TransientModelError
 from ctxbench.harness.run.runner import plan_runs, prepare, run_one
 from scripted import ScriptedModel
 
@@ -36,6 +36,7 @@ SCRIPTS = {
     "loop": ([READ, READ, READ, READ], {}),
     "invalid_action": ([("read_file", "{oops"), ("nope", {}), ("edit_file", {"path": "x"})], {}),
     "model_error": ([TransientModelError("503 after 4 retries")], {}),
+    "request_refused": ([RequestRefused("bad request (400): Cannot have 2 or more assistant messages")], {}),
     "harness_error": ([RuntimeError("a bug in the harness")], {}),
     "taskset_error": ([edit(*GOLD), FINISH], {}),  # on a copy of the taskset whose tests cannot be collected
     "agent_error": ([], {"agent": "{command: [sh, -c, 'echo the agent failed; exit 3']}"}),  # an external agent
@@ -71,6 +72,8 @@ def test_each_failure_reason_is_produced(experiment_file, tmp_path, smoke_dir, e
     assert result.failure_reason == expected, result.error
     if expected == "harness_error":
         assert "a bug in the harness" in result.error
+    if expected == "request_refused":
+        assert "Cannot have 2 or more assistant messages" in result.error
     if expected == "agent_error":
         assert "exit code 3" in result.error and "the agent failed" in result.error
     if expected == "taskset_error":

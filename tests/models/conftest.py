@@ -18,6 +18,10 @@ from provider_helpers import ROOT, TEST_KEY, TEST_KEY_ENV, Raw, cli, cli_env
 Script = Callable[[int, dict[str, Any]], tuple[int, Any]]
 
 
+MODEL_CALLS = ("/chat/completions", "/messages", "/responses")
+"""The paths a scripted endpoint answers from its script; any other POST is a 404."""
+
+
 class _ScriptedHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -25,6 +29,9 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if not self.path.split("?")[0].endswith(MODEL_CALLS):  # a server that counts no tokens, serves no extras
+            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
         with self.server.lock:
             self.server.requests.append(body)
             self.server.paths.append(self.path)

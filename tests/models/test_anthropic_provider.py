@@ -17,7 +17,7 @@ from ctxbench.harness.config import ModelConfig, load_config
 from ctxbench.harness.errors import EndpointUnavailable, InputError
 from ctxbench.harness.models import make_upstream
 from ctxbench.harness.models.anthropic_provider import AnthropicModel, preflight
-from ctxbench.harness.protocols import Completion, ContextLengthExceeded, FatalModelError, TransientModelError
+from ctxbench.harness.protocols import Completion, ContextLengthExceeded, FatalModelError, RequestRefused, TransientModelError
 from ctxbench.harness.run.runner import prepare, run_experiment
 from ctxbench.harness.endpoints.serve_sim import SimBackend, make_server
 from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
@@ -146,9 +146,9 @@ def test_a_prompt_too_long_is_typed(scripted_endpoint, api_key):
                                            (403, ("authentication failed (403)",)),
                                            (404, ("not found (404)", "check model.name 'sim-coder' and model.base_url")),
                                            (400, ("bad request (400)",)), (422, ("bad request (422)",))])
-def test_fatal_errors_are_not_retried(scripted_endpoint, api_key, status, words):
+def test_refused_requests_are_not_retried(scripted_endpoint, api_key, status, words):
     server = scripted_endpoint([(status, anthropic_error("Nope: something is wrong"))])
-    with pytest.raises(FatalModelError) as info:
+    with pytest.raises(FatalModelError if status in (401, 403, 404) else RequestRefused) as info:
         model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
     message = str(info.value)
     assert all(w in message for w in (*words, "Nope: something is wrong")) and "\n" not in message

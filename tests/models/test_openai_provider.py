@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.protocols import ContextLengthExceeded, FatalModelError, TransientModelError
+from ctxbench.harness.protocols import ContextLengthExceeded, FatalModelError, RequestRefused, TransientModelError
 from ctxbench.harness.models.openai_provider import OpenAIModel
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS
 from provider_helpers import (DOWN, HTML_200, MESSAGE_NULL, NO_CHOICES, TEST_KEY, TEST_KEY_ENV, api_error, burst,
@@ -161,12 +161,14 @@ def test_a_key_echoed_by_the_endpoint_is_scrubbed(scripted_endpoint, api_key):
     assert all(f"[redacted ${TEST_KEY_ENV}]" in t for t in texts)
 
 
-@pytest.mark.parametrize("status, words", [(401, "authentication failed (401)"), (403, "authentication failed (403)"),
-                                           (404, "not found (404)"), (400, "bad request (400)"),
-                                           (422, "bad request (422)")])
-def test_fatal_errors_are_not_retried(scripted_endpoint, api_key, status, words):
+@pytest.mark.parametrize("status, words, error", [
+    (401, "authentication failed (401)", FatalModelError), (403, "authentication failed (403)", FatalModelError),
+    (404, "not found (404)", FatalModelError),
+    # a request the endpoint refuses is this run's: it ends the run, not the experiment
+    (400, "bad request (400)", RequestRefused), (422, "bad request (422)", RequestRefused)])
+def test_refused_requests_are_not_retried(scripted_endpoint, api_key, status, words, error):
     server = scripted_endpoint([(status, api_error("Nope: something is wrong"))])
-    with pytest.raises(FatalModelError) as info:
+    with pytest.raises(error) as info:
         model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)
     message = str(info.value)
     assert words in message and "Nope: something is wrong" in message and "\n" not in message

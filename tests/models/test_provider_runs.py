@@ -92,3 +92,19 @@ def test_the_endpoint_s_context_length_error_ends_the_run_as_context_overflow(tm
     assert (result["failure_reason"], result["turns"]) == ("context_overflow", 1)
 
 
+
+
+def test_a_request_the_endpoint_refuses_ends_that_run_and_the_experiment_goes_on(tmp_path, scripted_endpoint, api_key):
+    """llama.cpp's server refuses a conversation ending in two assistant messages with a 400: one run's
+    request, so one run ends `model_error` with the server's words, recorded; the other runs go on."""
+    refused = api_error("Cannot have 2 or more assistant messages at the end of the list.")
+    server = scripted_endpoint([(200, chat_reply("", [("run_tests", "{}")])), (400, refused),
+                                (200, chat_reply("Done.", [("finish", '{"summary": "nothing to do"}')]))])
+    overrides = via(server.url) + ["repeats=1", "workers=1", "max_runs=1",
+                                   "taskset.ids=[calc-median-even-length, textutils-contractions]"]
+    ctx = prepare(load_config(SMOKE, overrides), SMOKE.parent, tmp_path / "out")
+    first, second = sorted(run_experiment(ctx, progress=False), key=lambda r: r.task_id)
+    assert (first.failure_reason, first.turns) == ("request_refused", 1)
+    assert "bad request (400)" in first.error and "Cannot have 2 or more assistant messages" in first.error
+    assert (second.failure_reason, second.turns) == ("no_edit", 1)
+    assert len(runs(tmp_path / "out")) == 2
