@@ -37,6 +37,9 @@ class Completion:
     retried_s: float = 0.0
     """Seconds spent on a failing endpoint before this reply (failed attempts and the waits between
     them): not the agent's time, so the run's deadline moves by as much."""
+    finish_reason: str | None = None
+    """Why the reply ended, as the endpoint says it (`stop`, `tool_calls`, `length`: cut at the output
+    limit or the server's window, not the model's choice); None where it does not say."""
 
 
 @runtime_checkable

@@ -50,6 +50,8 @@ class AgentOutcome:
     invalid_actions: int = 0
     context_loss_events: int = 0
     own_rewrites: int = 0
+    cut_replies: int = 0
+    """Replies the endpoint cut short (`finish_reason: length`): at the output limit or the server's window."""
     """Times an external agent replaced the history it sends (its own compaction), seen at its gateway."""
     tool_calls: Counter = field(default_factory=Counter)
     detail: str = ""
@@ -144,6 +146,7 @@ class Agent:
             obs = Observation(call.id, call.name, (), f"error: your reply could not be parsed: {malformed}",
                               True, "error", index)
             return Turn(index, "", (call,), (obs,)), 1, False
+        out.cut_replies += completion.finish_reason == "length"
         out.prompt_tokens += completion.usage.prompt_tokens
         out.completion_tokens += completion.usage.completion_tokens
         out.cached_tokens += completion.usage.cached_tokens
@@ -178,7 +181,8 @@ class Agent:
         if self.recorder is not None:
             usage = completion.usage if completion is not None else Usage()
             self.recorder.write(self.recorder.turn(index, context, context_tokens, turn.text, turn.tool_calls, usage,
-                                                   turn.observations, malformed))
+                                                   turn.observations, malformed,
+                                                   finish_reason=completion.finish_reason if completion else None))
 
     def _end(self, stop: StopReason, detail: str, turns: int) -> None:
         if self.transcript is not None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.endpoint import EndpointModel, call_with_retries, model_ids, shared_client, unreadable
+from ctxbench.harness.models.text_calls import read_text_calls
 from ctxbench.harness.protocols import Completion, Usage
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
@@ -84,22 +85,28 @@ class OpenAIModel(EndpointModel):
 
         # as it is: `chat.completions.create` would walk every message and tool schema (~10 ms of CPU a call)
         response = self._post("/chat/completions", request, ChatCompletion, "not a chat completion")
-        return self._completion(response, messages, self.where(self.config))
+        return self._completion(response, messages, self.where(self.config), request.get("tools") or [])
 
-    def _completion(self, response: Any, messages: list[dict[str, Any]], where: str) -> Completion:
+    def _completion(self, response: Any, messages: list[dict[str, Any]], where: str,
+                    tools: list[dict[str, Any]]) -> Completion:
         choices = getattr(response, "choices", None)
-        message = getattr(choices[0], "message", None) if isinstance(choices, list) and choices else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = getattr(first, "message", None)
         if message is None:
             raise unreadable(where, "no choice with a message", response, quoted=True)
         text = scrub(message.content or "")
-        calls = []
-        for i, call in enumerate(message.tool_calls or ()):
-            function = getattr(call, "function", None)
-            name = scrub((function.name if function is not None else getattr(call, "type", "unknown")) or "")
-            arguments = scrub((function.arguments if function is not None else "") or "")
-            call_id = call.id or "call_" + hashlib.sha256(json.dumps([len(messages), i, name, arguments]).encode()).hexdigest()[:10]
-            calls.append(ToolCall(call_id, name, arguments))
-        return Completion(text, tuple(calls), self._usage(response.usage, messages, text, calls))
+        native = [(getattr(call, "id", None), getattr(call, "function", None), getattr(call, "type", "unknown"))
+                  for call in message.tool_calls or ()]
+        written = [(scrub((f.name if f is not None else kind) or ""), scrub((f.arguments if f is not None else "") or ""), cid)
+                   for cid, f, kind in native]
+        if not written and self.config.tool_calls == "text":  # calls the model wrote in its reply's text
+            read = read_text_calls(text, [t.get("function", {}).get("name", "") for t in tools])
+            written, text = [(c.name, c.arguments, None) for c in read.calls], read.text if read.calls else text
+        calls = [ToolCall(cid or "call_" + hashlib.sha256(json.dumps([len(messages), i, name, arguments]).encode())
+                          .hexdigest()[:10], name, arguments) for i, (name, arguments, cid) in enumerate(written)]
+        finish = getattr(first, "finish_reason", None)
+        return Completion(text, tuple(calls), self._usage(response.usage, messages, text, calls),
+                          finish_reason=str(finish) if finish else None)
 
     def _usage(self, usage: Any, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
         if usage is None:  # the endpoint reported none

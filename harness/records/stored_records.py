@@ -81,6 +81,8 @@ class RunResult(BaseModel):
     context_loss_events: int = Field(0, description="Strategy actions that dropped or cut content.")
     own_rewrites: int = Field(0, description="Times an external agent replaced the history it sends (its own "
                                              "compaction): its transcript turns marked `own_context: rewritten`.")
+    cut_replies: int = Field(0, description="Replies the endpoint cut short (`finish_reason: length`, at the "
+                                             "output limit or the server's window), not ended by the model.")
     tests: dict[str, str] = Field(default_factory=dict, description="Outcome per FAIL_TO_PASS/PASS_TO_PASS id.")
     patch: str = Field("", description="The agent's diff against the base state.")
     error: str | None = Field(None, description="Traceback when the harness failed; the provider's error for "
@@ -216,6 +218,9 @@ class TranscriptTurn(_Record):
     observations: list[TranscriptObservation] = Field(default_factory=list, description="One per tool call.")
     usage: Usage = Field(default_factory=Usage, description="Tokens the provider reported for this call.")
     malformed: str | None = Field(None, description="Why the reply could not be parsed, when it could not.")
+    finish_reason: str | None = Field(None, description="Why the reply ended, as the endpoint said (`stop`, "
+                                                        "`tool_calls`, `length`: cut at the output limit or the "
+                                                        "server's window); None where it did not say.")
     cost_usd: float | None = Field(None, description="Dollars of this call at the model's prices (None: no prices).")
     gap_s: float | None = Field(None, description="Seconds from the start of the run's previous model call to the "
                                                  "start of this one (None: the first call, or not recorded).")

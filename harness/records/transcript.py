@@ -89,7 +89,8 @@ class TurnRecorder:
 
     def turn(self, index: int, context: Context, context_tokens: int, reply: str, tool_calls: Iterable[ToolCall],
              usage: Usage, observations: Iterable[Observation] = (), malformed: str = "",
-             request_messages: int | None = None, own_context: OwnContext | None = None) -> TranscriptTurn:
+             request_messages: int | None = None, own_context: OwnContext | None = None,
+             finish_reason: str | None = None) -> TranscriptTurn:
         """Turn `index`: the `context` sent (its tokens counted once, by the caller), the model's `reply`,
         `tool_calls` and `usage` (with its cost), what the tools returned, and, for another agent's request,
         how many messages it sent and what it did to its own context."""
@@ -98,7 +99,7 @@ class TurnRecorder:
             fill=round(context_tokens / self.window, 4), ledger=context.ledger, reply=reply,
             tool_calls=list(tool_calls), observations=transcript_observations(observations, self.counter),
             usage=usage, malformed=malformed or None, cost_usd=usage_cost(self.prices, usage), gap_s=self._gap_s,
-            request_messages=request_messages, own_context=own_context)
+            request_messages=request_messages, own_context=own_context, finish_reason=finish_reason)
 
     def write(self, turn: TranscriptTurn) -> None:
         self.transcript.turn(turn)

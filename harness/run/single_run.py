@@ -188,7 +188,8 @@ def _judged_result(ctx: RunContext, task: Task, ws: Workspace, outcome: AgentOut
         tool_s=round(outcome.tool_s, 3), test_s=round(outcome.test_s + evaluation.seconds, 3),
         tool_calls=dict(sorted(outcome.tool_calls.items())), invalid_actions=outcome.invalid_actions,
         context_loss_events=outcome.context_loss_events,
-        own_rewrites=outcome.own_rewrites, tests=dict(evaluation.tests), patch=scrub(patch),
+        own_rewrites=outcome.own_rewrites, cut_replies=outcome.cut_replies, tests=dict(evaluation.tests),
+        patch=scrub(patch),
         workspace=_kept(ctx, ws), grader="swebench" if evaluation.grader == "swebench" else None,
         error=(scrub(outcome.detail) if reason in ("model_error", "request_refused", "agent_error")
                else _taskset_fault_message(fault)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import socket
 
@@ -207,3 +208,25 @@ def test_the_key_is_not_pickled_or_shown(scripted_endpoint, api_key):
     clone = pickle.loads(data)
     assert clone.complete(MESSAGES, TOOL_SCHEMAS).tool_calls[0].name == "run_tests"
     assert server.requests[0]["seed"] == 1234
+
+
+QWEN_FENCED = 'I will list the files.\n```json\n{"name": "list_files", "arguments": {"path": "."}}\n```'
+
+
+def test_calls_written_in_the_reply_s_text_are_calls_with_tool_calls_text(scripted_endpoint, api_key):
+    """Qwen behind llama.cpp's server writes its call as a fenced JSON block in the content, which the server
+    passes through as text: with `tool_calls: text` it is read as the call it is."""
+    server = scripted_endpoint([(200, chat_reply(QWEN_FENCED))])
+    completion = model_for(server.url, tool_calls="text").complete(MESSAGES, TOOL_SCHEMAS)
+    assert [(c.name, json.loads(c.arguments)) for c in completion.tool_calls] == [("list_files", {"path": "."})]
+    assert completion.text == "I will list the files." and completion.finish_reason == "stop"
+    assert completion.tool_calls[0].id.startswith("call_")
+    native = model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS)  # the default reads native calls only
+    assert native.tool_calls == () and native.text == QWEN_FENCED
+
+
+def test_a_reply_cut_at_the_output_limit_says_so(scripted_endpoint, api_key):
+    cut = chat_reply("I will now read the whole")
+    cut["choices"][0]["finish_reason"] = "length"
+    server = scripted_endpoint([(200, cut)])
+    assert model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS).finish_reason == "length"
