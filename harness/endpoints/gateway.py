@@ -13,12 +13,19 @@ previous call: the per-turn context log, for any agent. A turn is written as its
 so it holds no observations: what the agent's tools returned arrives with its next request, in the
 messages, and a standalone gateway never knows which request is a conversation's last.
 
-A conversation is the requests that continue one another: a request whose messages are its
-opening alone (system messages and task) starts one, and a later request belongs to the conversation
-whose last request its messages extend, with that conversation's reply next and as many replies as
-the conversation has turns. So two runs of one task through one gateway are two conversations, each
-with its own strategy instance and transcript, even when their requests interleave. A client may
-name its conversations instead (the request's `user` field, Claude Code's and Codex's session ids).
+A conversation is the requests that continue one another, told apart by their content: a request whose
+messages are its opening alone (system messages and task) starts one, and a later request belongs to the
+conversation whose last request its messages extend with that conversation's reply next, the reply's
+text and tool calls (names, arguments, ids) as they were answered. So two runs of one task through one
+gateway are two conversations, each with its own strategy instance, seed and transcript, even when
+their requests interleave. A client may name its conversations (the request's `user` field, Claude
+Code's and Codex's session ids): the name, in full, is then part of what identifies one. A request that
+repeats a conversation's last request (a client that lost the reply and sends it again) is answered
+with the reply recorded for it, and is no new turn: asking the model again would move the strategy's
+state and could answer differently from what the transcript holds. Two clients whose requests are
+the same in every message, seed and name are one conversation to the gateway: give each a name or a
+seed to keep them apart. A turn whose reply did not reach its client (it closed the connection first,
+or the sending broke off) is recorded with `delivered: false`.
 """
 
 from __future__ import annotations
@@ -31,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.harness.chat import read_opening
-from ctxbench.harness.wire.conversation import fingerprints, own_context, replies
+from ctxbench.harness.chat import message_text, read_arguments, read_opening
+from ctxbench.harness.wire.conversation import fingerprints, own_context
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.context import Context
 from ctxbench.harness.errors import InputError
@@ -41,8 +48,9 @@ from ctxbench.harness.models import make_upstream
 from ctxbench.harness.models.sim import PromptCache, SimModel
 from ctxbench.harness.pricing import Prices, resolve_prices
 from ctxbench.harness.protocols import Model
-from ctxbench.harness.records import Taskset, TranscriptHeader
+from ctxbench.harness.records import Taskset, TranscriptHeader, TranscriptTurn
 from ctxbench.harness.endpoints.serve_sim import TaskFinder, unknown_task
+from ctxbench.harness.endpoints.server import after_sending
 from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder
 from ctxbench.harness.wire.base import MODEL_FAILURES, ModelRequest, Refusal, model_refusal
@@ -53,13 +61,31 @@ from ctxbench.strategies.registry import StrategyError, StrategyServices, create
 __all__ = ["Gateway", "conversation_id"]
 
 
-def conversation_id(messages: list[dict[str, Any]], user: str | None = None) -> str:
-    """The conversation a request belongs to: its `user` field, or a hash of its system and task messages."""
-    if user:
-        return "".join(c if c.isalnum() or c in "-_." else "_" for c in user)[:80]
+def conversation_id(messages: list[dict[str, Any]]) -> str:
+    """A hash of a request's system and task messages: what its conversation opened with."""
     opening = read_opening(messages)
     told = [[messages[i].get("role"), messages[i].get("content")] for i in sorted(opening.system + opening.user)]
     return hashlib.sha256(json.dumps(told, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def said(message: dict[str, Any]) -> str:
+    """What identifies a message as a client sends it again: its role, text, tool calls (ids, names and
+    arguments read as objects, so that a client's own JSON spacing does not count) and the call it answers."""
+    calls = [[c.get("id"), (c.get("function") or {}).get("name"), read_arguments((c.get("function") or {}).get("arguments"))]
+             for c in message.get("tool_calls") or () if isinstance(c, dict)]
+    told = [message.get("role"), message_text(message), calls, message.get("tool_call_id")]
+    return hashlib.sha256(json.dumps(told, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def _reply_said(completion: Completion) -> str:
+    """`said` of a reply as its client sends it back."""
+    return said({"role": "assistant", "content": completion.text, "tool_calls": [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for c in completion.tool_calls]})
+
+
+def _file_stem(key: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in key)[:80] or "conversation"
 
 
 @dataclass
@@ -70,24 +96,43 @@ class _Conversation:
     recorder: TurnRecorder | None
     """Writes its transcript (None without `--transcripts`)."""
     turns: int = 0
-    pending: int = 0
-    """Requests chosen for this conversation and not yet answered (counted under the gateway's lock)."""
-    first: list[str] = field(default_factory=list)
-    """The fingerprints of the messages of its first request."""
-    last: list[str] = field(default_factory=list)
-    """The fingerprints of the messages of its last answered request."""
+    last: list[str] | None = None
+    """`said` of the messages of its last request (set as the request is taken)."""
+    previous: list[str] | None = None
+    """`fingerprints` of the messages of the request before it (what `own_context` compares with)."""
     reply: str = ""
-    """The text of its last reply."""
+    """`said` of its last reply ("" until it is answered)."""
+    completion: Completion | None = None
+    """Its last reply, for a client that asks again."""
+    settled: threading.Event = field(default_factory=threading.Event)
+    """Set once its last request is answered and the reply has gone out or failed to (or the call failed)."""
+    delivered: bool = True
+    """Whether its last reply reached its client."""
+    held: TranscriptTurn | None = None
+    """Its last turn, until the reply has gone out (or the next request shows it did)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def continued_by(self, request: list[str], messages: list[dict[str, Any]]) -> bool:
-        """Whether a request extends this conversation's last one with its reply, one reply per turn."""
-        if not self.last or len(request) <= len(self.last) or request[:len(self.last)] != self.last:
+    def continued_by(self, request: list[str]) -> bool:
+        """Whether a request extends this conversation's last one with its reply next."""
+        if not self.reply or self.last is None or len(request) <= len(self.last) + 1:
             return False
-        replies_since = replies(messages) - replies(messages[:len(self.first)])
-        following = messages[len(self.last)]
-        return replies_since == self.turns and (following.get("role") != "assistant"
-                                          or (following.get("content") or "") == self.reply)
+        return request[:len(self.last)] == self.last and request[len(self.last)] == self.reply
+
+    def take(self, request: list[str], messages: list[dict[str, Any]]) -> None:
+        """`request` (its messages' `said`) is now its last, not yet answered."""
+        self._before = (self.last, self.previous, self._wire, self.reply, self.completion)
+        if self.last is not None:
+            self.previous = self._wire
+        self._wire = fingerprints(messages)
+        self.last, self.reply, self.completion, self.settled = request, "", None, threading.Event()
+
+    def untake(self) -> None:
+        """Its last request failed: it is as it was before (a client that sends it again is answered anew)."""
+        self.last, self.previous, self._wire, self.reply, self.completion = self._before
+        self.settled.set()
+
+    _wire: list[str] | None = None
+    _before: tuple[Any, ...] = (None, None, None, "", None)
 
 
 class Gateway:
@@ -113,75 +158,96 @@ class Gateway:
         """One prompt cache for the simulator, like a provider's: shared by every conversation."""
         self._upstream = make_upstream(model, seed=model.seed or 0) if model.provider != "sim" else None
         self.model_name = model.name
-        self._conversations: dict[str, list[_Conversation]] = {}
-        """The conversations by opening (or `user` name), in the order they started."""
+        self._conversations: dict[tuple[str, str, int | None], list[_Conversation]] = {}
+        """The conversations by (client's name, opening, seed), in the order they started."""
+        self._stems: set[str] = set()
+        """Transcript file names taken."""
         self._lock = threading.Lock()
 
     def answer(self, request: ModelRequest) -> Completion | Refusal:
         """One model call, in any wire format."""
         messages, tools = request.messages, request.tools
-        sent = fingerprints(messages)
-        conversation = self._conversation(request, sent)
-        if conversation is None:
+        sent = [said(m) for m in messages]
+        chosen = self._conversation(request, sent)
+        while chosen is not None and chosen[1]:
+            conversation = chosen[0]
+            conversation.settled.wait()
+            with self._lock:
+                if conversation.last == sent and conversation.completion is not None and not conversation.delivered:
+                    # Sent again after its reply was lost: the recorded reply, no new turn.
+                    after_sending(lambda delivered: setattr(conversation, "delivered", delivered))
+                    return conversation.completion
+            # The first attempt failed (answered anew), or its reply reached a client: another client's.
+            chosen = self._conversation(request, sent, repeats=conversation.completion is None)
+        if chosen is None:
             assert self.taskset is not None  # only the simulator refuses a conversation, and it has a taskset
             return unknown_task(self.taskset, "the gateway")
-        try:
-            with conversation.lock:
-                try:
-                    context = conversation.hook(messages, tools)
-                    if conversation.recorder is not None:
-                        conversation.recorder.call_starts(time.monotonic())
-                    completion = conversation.model.complete(
-                        marked_for(conversation.model, context.messages, request.cache_marks), tools)
-                except MODEL_FAILURES as exc:
-                    return model_refusal(exc)
-                self._record(conversation, messages, sent, tools, context, completion)
-                conversation.last, conversation.reply = sent, completion.text
-        finally:
-            with self._lock:
-                conversation.pending -= 1
+        conversation = chosen[0]
+        with conversation.lock:
+            self._write_held(conversation, True)  # its client sent another request: it had the reply
+            try:
+                context = conversation.hook(messages, tools)
+                if conversation.recorder is not None:
+                    conversation.recorder.call_starts(time.monotonic())
+                completion = conversation.model.complete(
+                    marked_for(conversation.model, context.messages, request.cache_marks), tools)
+            except MODEL_FAILURES as exc:
+                self._forget(conversation)
+                return model_refusal(exc)
+            except BaseException:
+                self._forget(conversation)
+                raise
+            conversation.held = self._record(conversation, messages, tools, context, completion)
+            conversation.reply, conversation.completion = _reply_said(completion), completion
+        if not after_sending(lambda delivered: self._settle(conversation, delivered)):
+            self._settle(conversation, True)
         return completion
 
-    def _conversation(self, request: ModelRequest, sent: list[str]) -> _Conversation | None:
-        """The request's conversation, counted as pending: the one it continues, or a new one (`sent`:
-        the `fingerprints` of its messages)."""
+    def _forget(self, conversation: _Conversation) -> None:
+        """Its last request failed: no turn."""
+        with self._lock:
+            conversation.untake()
+
+    def _conversation(self, request: ModelRequest, sent: list[str],
+                      repeats: bool = True) -> tuple[_Conversation, bool] | None:
+        """The request's conversation (`sent`: its messages' `said`), and whether the request repeats its
+        last one (looked for only with `repeats`): the one it continues, or a new one, with the request
+        taken as its last."""
         messages = request.messages
-        base = conversation_id(messages, request.conversation)
+        base = (request.conversation or "", conversation_id(messages), request.seed)
         with self._lock:
             family = self._conversations.setdefault(base, [])
-            found = self._continued(family, sent, messages, named=request.conversation is not None)
+            again = next((c for c in family if c.last == sent), None) if repeats else None
+            if again is not None:
+                return again, True
+            found = next((c for c in family if c.continued_by(sent)), None)
+            opening_only = read_opening(messages).end == len(messages)
+            if found is None and opening_only:  # a first request, after one that failed
+                found = next((c for c in family if c.last is None and c.turns == 0), None)
+            if found is None and family and (request.conversation or not opening_only):
+                # The client rewrote its history (its own compaction, say), or named its conversation: the
+                # latest conversation of that opening (and name) goes on, as one agent's run does.
+                found = family[-1]
             if found is None:
-                key = base if not family else f"{base}-{len(family) + 1}"
-                found = self._start(key, request)
+                found = self._start(request)
                 if found is None:
                     return None
-                found.first = sent
                 family.append(found)
-            found.pending += 1
-            return found
+            found.take(sent, messages)
+            return found, False
 
-    @staticmethod
-    def _continued(family: list[_Conversation], fingerprints: list[str], messages: list[dict[str, Any]],
-                   named: bool) -> _Conversation | None:
-        """The conversation of `family` (one opening) a request belongs to; None where it starts one."""
-        if named or not family:
-            return family[0] if family else None
-        if read_opening(messages).end == len(messages) or any(c.first == fingerprints for c in family):
-            # A first request: a conversation not yet under way takes it (a retried first request);
-            # otherwise it is another run of the same opening.
-            return next((c for c in family if c.turns == 0 and c.pending == 0), None)
-        continued = [c for c in family if c.continued_by(fingerprints, messages)]
-        if continued:
-            return min(continued, key=lambda c: c.pending)
-        # The client rewrote its history (its own compaction, say): the latest conversation of that
-        # opening goes on, as one agent's run does.
-        return family[-1]
-
-    def _start(self, key: str, request: ModelRequest) -> _Conversation | None:
-        """A new conversation under `key`; None where the simulator knows no such task."""
+    def _start(self, request: ModelRequest) -> _Conversation | None:
+        """A new conversation; None where the simulator knows no such task."""
         task = self.find_task(request.messages) if self.find_task is not None else None
         if self.model.provider == "sim" and task is None:
             return None
+        key = request.conversation or conversation_id(request.messages)
+        stem = _file_stem(key)
+        n = 1
+        while (stem if n == 1 else f"{stem}-{n}") in self._stems:
+            n += 1
+        stem = stem if n == 1 else f"{stem}-{n}"
+        self._stems.add(stem)
         seed: int = request.seed if request.seed is not None else (self.model.seed or 0)
         model = self._upstream or SimModel(self.model.sim, task.patch if task else "", self.counter,
                                            self.model.window, self.model.max_output_tokens, seed,
@@ -193,18 +259,35 @@ class Gateway:
                             test_commands=(task.test_cmd,) if task is not None else (), counter=self.counter)
         recorder = None
         if self.transcripts is not None:
-            transcript = TranscriptWriter(self.transcripts / self.strategy / f"{key}.jsonl", TranscriptHeader(
-                run_id=key, strategy=self.strategy, task_id=task.id if task else "", repeat=0, seed=seed))
+            transcript = TranscriptWriter(self.transcripts / self.strategy / f"{stem}.jsonl", TranscriptHeader(
+                run_id=key if request.conversation else stem, strategy=self.strategy, task_id=task.id if task else "",
+                repeat=0, seed=seed))
             recorder = TurnRecorder(transcript, self.counter, self.model.window, self.prices)
         return _Conversation(key, hook, model, recorder)
 
-    def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], sent: list[str],
-                tools: list[dict[str, Any]], context: Context, completion: Completion) -> None:
+    def _record(self, conversation: _Conversation, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                context: Context, completion: Completion) -> TranscriptTurn | None:
+        """The request's turn, counted, to be written once its reply has gone out (None without transcripts)."""
         index, conversation.turns = conversation.turns, conversation.turns + 1
         recorder = conversation.recorder
         if recorder is None:
-            return
+            return None
         tokens = self.counter.count_messages(context.messages) + self.counter.count_tools(tools)
-        recorder.write(recorder.turn(index, context, tokens, completion.text, completion.tool_calls, completion.usage,
-                                     request_messages=len(messages),
-                                     own_context=own_context(messages, sent, conversation.last or None)))
+        return recorder.turn(index, context, tokens, completion.text, completion.tool_calls, completion.usage,
+                             request_messages=len(messages),
+                             own_context=own_context(messages, fingerprints(messages), conversation.previous))
+
+    def _settle(self, conversation: _Conversation, delivered: bool) -> None:
+        """Its last reply has gone out (`delivered`) or failed to: its turn is written, saying which."""
+        with conversation.lock:
+            self._write_held(conversation, delivered)
+            conversation.delivered = delivered
+            conversation.settled.set()
+
+    @staticmethod
+    def _write_held(conversation: _Conversation, delivered: bool) -> None:
+        """Writes the held turn (under the conversation's lock)."""
+        turn, conversation.held = conversation.held, None
+        if turn is not None and conversation.recorder is not None:
+            turn.delivered = delivered
+            conversation.recorder.write(turn)

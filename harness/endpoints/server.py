@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
+import socket
 import socketserver
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ctxbench.harness.protocols import Completion
@@ -25,8 +28,8 @@ from ctxbench.harness.wire import CHAT, GEMINI, HttpReply, ModelRequest, Refusal
 from ctxbench.harness.wire.base import Crash
 from ctxbench.harness.wire.gemini import API_VERSIONS, model_entry
 
-__all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server", "MAX_BODY_BYTES",
-           "READ_TIMEOUT_S", "LISTEN_BACKLOG"]
+__all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server", "after_sending",
+           "MAX_BODY_BYTES", "READ_TIMEOUT_S", "LISTEN_BACKLOG"]
 
 MAX_BODY_BYTES = 64 * 1024**2
 """The largest request body read (an agent's whole conversation, with room to spare); a larger one is
@@ -36,6 +39,21 @@ READ_TIMEOUT_S = 120.0
 the server closes it."""
 LISTEN_BACKLOG = 1024
 """Connections the kernel holds waiting to be accepted: hundreds of agents may connect at once."""
+
+
+_serving = threading.local()
+"""The reply the calling thread is serving: `after` holds what to call once it is sent."""
+
+
+def after_sending(callback: Callable[[bool], None]) -> bool:
+    """Have `callback(delivered)` called once the reply the calling thread is answering has gone out
+    (`delivered` False where the client went away first); False outside a server's handler, where
+    nothing will be called."""
+    after = getattr(_serving, "after", None)
+    if after is None:
+        return False
+    after.append(callback)
+    return True
 
 
 class ModelBackend(Protocol):
@@ -136,8 +154,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(shape.refuse(Refusal(404, f"no route {urlsplit(self.path).path}", code="not_found")))
             return
         body = _decoded(raw)
-        self._send(wire.refuse(body) if isinstance(body, Refusal)
-                   else respond(self.server.backend, wire, body, self.path))
+        _serving.after = []
+        try:
+            reply = wire.refuse(body) if isinstance(body, Refusal) else respond(self.server.backend, wire, body,
+                                                                                 self.path)
+            delivered = self._send(reply)
+        finally:
+            after, _serving.after = _serving.after, None
+        for callback in after:
+            callback(delivered)
 
     def _refused(self, wire: Wire) -> bool:
         """Answers 401 when the server has a token and the request carries it nowhere a client puts its
@@ -152,12 +177,31 @@ class _Handler(BaseHTTPRequestHandler):
                                             "started with", kind="authentication_error", code="invalid_api_key")))
         return True
 
-    def _send(self, reply: HttpReply) -> None:
-        self.send_response(reply.status)
-        self.send_header("Content-Type", reply.content_type)
-        self.send_header("Content-Length", str(len(reply.data)))
-        self.end_headers()
-        self.wfile.write(reply.data)
+    def _send(self, reply: HttpReply) -> bool:
+        """Sends `reply`; False where the client had gone away (closed its side) or the sending broke off."""
+        if self._client_gone():
+            self.close_connection = True
+            return False
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(len(reply.data)))
+            self.end_headers()
+            self.wfile.write(reply.data)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+            return False
+        return True
+
+    def _client_gone(self) -> bool:
+        """Whether the client closed the connection while its request was answered (nothing to read
+        but its end)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:  # a Gemini client may send its key in the query string: not logged
