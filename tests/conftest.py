@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,10 @@ import pytest
 
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The tests against a real model need a llama.cpp server (examples/local-model/llama_server.sh: a 20-minute
+# build the first time): `.ci/run` starts one and runs them with CTXBENCH_LLAMA_SERVER set to its base URL.
+collect_ignore = [] if os.environ.get("CTXBENCH_LLAMA_SERVER") else ["real_model"]
 
 # A suite started in the background by a shell without job control inherits SIGINT ignored, and so would
 # every ctxbench process a test starts: the tests of Ctrl-C would then meet a process that cannot hear it.
