@@ -20,6 +20,8 @@ class TableRow:
     resolved: int = 0
     tokens: int = 0
     harness_errors: int = 0
+    called: int = 0
+    """Runs in which the model made at least one tool call."""
     failures: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -42,6 +44,7 @@ def table_rows(results: list[RunResult]) -> list[TableRow]:
             row.harness_errors += 1
             continue
         row.runs += 1
+        row.called += bool(r.tool_calls)
         row.resolved += r.resolved
         row.tokens += r.total_tokens
     return list(rows.values())
@@ -60,3 +63,8 @@ def print_summary(results: list[RunResult]) -> None:
         rate = "–" if s.runs == 0 else f"{s.completion_rate:.0%}"
         tokens = "–" if s.runs == 0 else f"{s.tokens_mean:,.0f}"
         click.echo(f"{s.strategy:<{width}} {s.runs + s.harness_errors:>5} {rate:>10} {tokens:>12}  {text}")
+    for s in rows:
+        if s.runs and not s.called:
+            click.echo(f"NOTICE: no run of {s.strategy} called a tool: nothing was measured (is the model's "
+                       "tool_calls setting right for it? a model that writes its calls as text needs "
+                       "model.tool_calls: text)", err=True)

@@ -32,3 +32,15 @@ def test_the_table_agrees_with_the_report_summary():
             assert row.completion_rate == pytest.approx(s.completion_rate)
             assert row.tokens_mean == pytest.approx(s.tokens_mean)
     assert rows[2].runs == 0 and rows[2].harness_errors == 1
+
+
+def test_an_arm_whose_model_never_called_a_tool_is_flagged(capsys):
+    """A model whose calls were never parsed (written as text, read as native) still ends each run with a
+    failure reason: the end of `ctxbench run` says that nothing was measured."""
+    from ctxbench.harness.cli.summary import print_summary
+
+    called = [run("baseline", i, "no_edit", 100).model_copy(update={"tool_calls": {"read_file": 1}}) for i in range(3)]
+    silent = [run("trimmer", i, "invalid_action", 100) for i in range(3)]
+    print_summary(called + silent)
+    err = capsys.readouterr().err
+    assert "no run of trimmer called a tool: nothing was measured" in err and "baseline" not in err
