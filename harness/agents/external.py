@@ -105,6 +105,10 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
     _clear_beside_repo(ws)
     if route.fatal is not None:
         raise route.fatal
+    if route.crash is not None:  # recorded as the loop's own bugs are: harness_error, its traceback kept
+        assert route.stop is not None
+        transcript.end(TranscriptEnd(stop="harness_error", detail=route.stop[1], turns=outcome.turns))
+        raise route.crash
     if route.stop is not None:
         outcome.stop, outcome.detail = route.stop
     elif result.timed_out:

@@ -6,7 +6,9 @@ model answers, and the turn is written to the run's transcript once the next req
 agent's commands returned. The limits hold here, where the agent cannot reach past them: after
 `max_turns` model calls, or once the token budget is spent, every further call is refused with an
 error reply and the run ends with that reason; a request over the window is answered as OpenAI
-answers it (`context_length_exceeded`) and the run ends `context_overflow`.
+answers it (`context_length_exceeded`) and the run ends `context_overflow`. A bug of ctxbench's while
+answering (a strategy that raises, say) is the agent's 500 and ends the run `harness_error`, its
+traceback kept (`crash`), as a bug in ctxbench's own loop does: never the agent's failure.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import StopReason
 from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder
-from ctxbench.harness.wire.base import MODEL_FAILURES, ModelRequest, Refusal, model_refusal
+from ctxbench.harness.redact import scrub
+from ctxbench.harness.wire.base import MODEL_FAILURES, Crash, ModelRequest, Refusal, model_refusal
 from ctxbench.harness.wire.messages import marked_for
 from ctxbench.strategies.hook import StrategyHook
 
@@ -46,13 +49,21 @@ class AgentRoute:
         self.stop: tuple[StopReason, str] | None = None
         self.fatal: FatalModelError | None = None
         """A fatal provider error (bad key, unknown model): the experiment stops after this run."""
+        self.crash: Exception | None = None
+        """ctxbench's own failure while answering (with its traceback): the run ends `harness_error`."""
         self._previous: list[str] | None = None
         """The fingerprints of the agent's last answered request."""
         self._lock = threading.Lock()
 
     def answer(self, request: ModelRequest) -> Completion | Refusal:
         with self._lock:
-            return self._answer(request)
+            try:
+                return self._answer(request)
+            except Exception as exc:  # a bug of ours: the run ends harness_error, the agent gets a 500
+                if self.crash is None:
+                    self.crash = exc
+                self._stop("harness_error", scrub(f"{type(exc).__name__}: {exc}"))
+                return Crash.of(exc)
 
     def _answer(self, request: ModelRequest) -> Completion | Refusal:
         if self.stop is not None:

@@ -86,7 +86,6 @@ class ModelConfig(Strict):
     tool_calls: Literal["native", "text"] = Field("native", description="How the model makes tool calls: `native` (the API's tool calls) or `text` (JSON it writes in its reply, as Qwen does behind llama.cpp's server).")
     retry_budget_s: float = Field(300.0, ge=0, description="How long a failing request is retried (rate limits, 5xx, timeouts, unreadable replies) before its run ends as `model_error`.")
     request_timeout_s: float = Field(120.0, gt=0, description="Longest a request may take, reply included.")
-    idle_timeout_s: float | None = Field(None, gt=0, description="A request fails (and is retried) after this many seconds without a token of its reply; `null`: only request_timeout_s bounds it.")
     max_connections: int | None = Field(None, ge=1, description="Most model calls in flight to the endpoint (the ceiling of its adaptive limit); default `max_runs`.")
     sim: SimParams = Field(default_factory=SimParams)
     pricing: Pricing | None = Field(None, description="Prices for cost_usd; default: looked up by `name` in genai-prices.")
@@ -125,10 +124,10 @@ class ModelConfig(Strict):
 
     @model_serializer(mode="wrap")
     def _without_default_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """`tool_calls` and `idle_timeout_s` are left out where they keep their defaults, so that an
-        experiment's config hash is the one it had before these keys existed."""
+        """`tool_calls` is left out where it keeps its default, so that an experiment's config hash is
+        the one it had before the key existed."""
         data: dict[str, Any] = handler(self)
-        for key in ("tool_calls", "idle_timeout_s"):
+        for key in ("tool_calls",):
             if getattr(self, key) == type(self).model_fields[key].default:
                 data.pop(key, None)
         return data

