@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.harness.loop.agent import AgentOutcome, count_context
-from ctxbench.harness.wire.conversation import fenced_command, fingerprints, own_context
+from ctxbench.harness.wire.conversation import fenced_command, fingerprints, history_from_messages, own_context
 from ctxbench.harness.config import Limits
 from ctxbench.harness.protocols import Completion, FatalModelError, MalformedOutput, RequestRefused
 from ctxbench.harness.pricing import Prices
@@ -66,13 +66,18 @@ class AgentRoute:
                 return Crash.of(exc)
 
     def _answer(self, request: ModelRequest) -> Completion | Refusal:
-        if self.stop is not None:
-            return self._refusal()
-        if self.outcome.turns >= self.limits.max_turns:
-            return self._end("max_turns", f"the run's limit of {self.limits.max_turns} model calls is reached")
         messages, tools = request.messages, request.tools
+        if self.stop is not None or self.outcome.turns >= self.limits.max_turns:
+            self._release(messages)  # a request refused still shows what the last turn's commands returned
+            if self.stop is not None:
+                return self._refusal()
+            return self._end("max_turns", f"the run's limit of {self.limits.max_turns} model calls is reached")
         try:
-            context = self.hook(messages, tools)
+            try:
+                context = self.hook(messages, tools)
+            except MODEL_FAILURES:  # the strategy's overflow: the held turn's results are in this request
+                self._release(messages)
+                raise
             self.recorder.release(self.hook.history)
             counter = self.hook.counter
             tokens = counter.count_messages(context.messages) + counter.count_tools(tools)
@@ -126,6 +131,11 @@ class AgentRoute:
         names = [c.name for c in completion.tool_calls] or (["bash"] if fenced_command(completion.text) else [])
         out.tool_calls.update(names)
         return completion
+
+    def _release(self, messages: list[dict[str, Any]]) -> None:
+        """Write the held turn with what its commands returned, as `messages` (a request not answered) show."""
+        if self.recorder.holding:
+            self.recorder.release(history_from_messages(messages, self.hook.test_commands))
 
     def flush(self) -> None:
         """Write the last turn (the agent made no further request to show what its commands returned)."""

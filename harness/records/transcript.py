@@ -104,6 +104,11 @@ class TurnRecorder:
     def write(self, turn: TranscriptTurn) -> None:
         self.transcript.turn(turn)
 
+    @property
+    def holding(self) -> bool:
+        """Whether a turn waits for the agent's next request (`hold`)."""
+        return self._pending is not None
+
     def hold(self, turn: TranscriptTurn) -> None:
         """Keep `turn` until the agent's next request shows what its commands returned (`release`)."""
         self._pending = turn

@@ -55,7 +55,7 @@ def test_max_turns_is_held_at_the_gateway_and_every_call_is_a_transcript_turn(tm
     turns = [t for t in transcript if isinstance(t, TranscriptTurn)]
     end = next(t for t in transcript if isinstance(t, TranscriptEnd))
     assert [t.turn for t in turns] == [0, 1, 2] and end.stop == "max_turns"
-    assert [len(t.observations) for t in turns] == [1, 1, 0]  # the last reply's results never came back
+    assert [len(t.observations) for t in turns] == [1, 1, 1]  # the last results, from the request refused
     assert turns[0].gap_s is None and all(t.gap_s is not None and t.gap_s > 0 for t in turns[1:])  # as the loop's
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["strategies"][0]["agent"] == "probe_agent" and len(manifest["fixed"]["agent"]) == 64
@@ -78,6 +78,17 @@ def test_a_request_over_the_window_is_refused_as_openai_refuses_it(tmp_path):
     assert result.exit_code == 0, result.output
     [r] = records(out)
     assert r["failure_reason"] == "context_overflow"
+
+
+def test_a_run_the_strategy_ends_over_the_window_keeps_its_last_turns_observations(tmp_path):
+    exp = experiment(tmp_path, strategies=[{"name": "budget_planner"}],
+                     model={"context_window": 1500, "max_output_tokens": 256})
+    result, out = run(tmp_path, exp)
+    assert result.exit_code == 0, result.output
+    [r] = records(out)
+    assert r["failure_reason"] == "context_overflow" and r["turns"] == 3
+    turns = [t for t in read_transcript(next((out / "transcripts").rglob("*.jsonl.gz"))) if isinstance(t, TranscriptTurn)]
+    assert [len(t.observations) for t in turns] == [1, 1, 1]  # the last, from the request the strategy could not fit
 
 
 def test_an_agent_that_fails_is_an_agent_error_with_its_output_kept(tmp_path):
