@@ -148,7 +148,7 @@ class RegressionCheck:
             low, high = m.ci
             tlow, thigh = c.tokens.ci
             completion = f"completion {m.rate_reference:.1%} -> {m.rate_candidate:.1%} ({m.difference * 100:+.1f} pts" + (
-                "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}] {_level(m.confidence)}") + ")"
+                "" if math.isnan(low) else f" [{low * 100:+.1f}, {high * 100:+.1f}] {_level(m.ci_confidence)}") + ")"
             tokens = f"tokens ×{c.tokens.ratio:.2f}" + (
                 "" if math.isnan(tlow) else f" [{tlow:.2f}, {thigh:.2f}] {_level(c.tokens.confidence)}")
             why = s.why(self.token_ratio)

@@ -88,9 +88,9 @@ def _ratio_markers(ax: Any, y: float, figure: Ratio, marker: str, offset: float)
 
 
 def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
-    """Forest plot: each candidate's paired difference in completion (task-clustered interval, margin
-    drawn) and its token and cost ratios (sign-flip intervals over tasks, log scale), each marker
-    coloured and labelled by its verdict (colours: `VERDICT_COLOURS`)."""
+    """Forest plot: each candidate's paired difference in completion (the interval its verdict rests on,
+    margin drawn) and its token and cost ratios of totals (sign-flip intervals over tasks, log scale),
+    each marker coloured and labelled by its verdict (colours: `VERDICT_COLOURS`)."""
     height = 1.8 + 0.6 * max(1, len(comparisons))
     fig = Figure(figsize=(9.0, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -112,7 +112,7 @@ def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     left.axvline(-margin * 100, color="#d62728", linestyle="--", linewidth=0.8, label=f"margin −{margin * 100:g} pts")
     left.set_yticks(y, [f"{c.strategy} vs {c.reference}" for c in comparisons])
     left.set_ylim(-0.6, len(comparisons) - 0.4)
-    left.set_xlabel("completion difference (pts), task-clustered CI")
+    left.set_xlabel("completion difference (pts), the interval of its verdict")
     left.legend(fontsize=7, loc="lower right")
     right.axvline(1, color="black", linewidth=0.8)
     right.set_xscale("log")
@@ -121,7 +121,7 @@ def plot_forest(comparisons: list[PairedComparison], path: Path) -> Path:
     right.xaxis.set_major_locator(FixedLocator([0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 4, 10]))
     right.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"×{v:g}"))
     right.xaxis.set_minor_formatter(NullFormatter())
-    right.set_xlabel("token (■) and cost (◆) ratio, log scale, task-level CI")
+    right.set_xlabel("total token (■) and cost (◆) ratio, log scale, task-level CI")
     fig.suptitle("Paired differences against the reference, coloured by verdict (Holm-adjusted intervals)")
     return _save(fig, path)
 

@@ -158,9 +158,9 @@ def _comparison_blocks(folder: ResultsFolder, reference: str, comparisons: list[
                                 same=SAME_RATIO)),
         *[Notice(line) for line in accounting_lines(comparisons)],
         Bullets(tuple(verdict_line(c) for c in comparisons)),
-        Figure(forest, f"Paired difference of each strategy against `{reference}`: completion (task-clustered "
-                       f"interval, dashed line the −{margin * 100:g} pts margin) and token ratio (sign-flip interval over "
-                       "tasks), Holm-adjusted."),
+        Figure(forest, f"Paired difference of each strategy against `{reference}`: completion (the interval its "
+                       f"verdict rests on, dashed line the −{margin * 100:g} pts margin) and the ratio of total tokens "
+                       "(sign-flip interval over tasks), Holm-adjusted."),
         Table(comparison_frame(comparisons).drop(columns=list(_IN_VERDICT_TABLE), errors="ignore"), id="comparison"),
     ]
     return blocks, [forest]

@@ -53,6 +53,7 @@ def test_a_fall_it_cannot_resolve_is_cant_tell_exit_4_not_no_regression(tmp_path
     (message,) = check.messages()
     assert message.startswith("CAN'T TELL baseline (completion lower on 3 of 10 tasks, undecided: too few runs to "
                               "tell a regression from noise): completion 100.0% -> 70.0% (-30.0 pts")
+    assert " 90%), tokens" in message  # the bounded interval of an undecided verdict, at its own level
     assert check.conclusion().startswith("CAN'T TELL against a: baseline (completion lower on 3 of 10 tasks, "
                                          "undecided: too few runs")
     history = tmp_path
