@@ -93,7 +93,7 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
         executing = container.serve(folder / "container.sock", deadline, config.limits.tool_output_bytes)
         threading.Thread(target=executing.serve_forever, name="agent-container", daemon=True).start()
     try:
-        result = _contained(run, ws, folder, statement, token, deadline)
+        result = _contained(run, ws, folder, statement, token, deadline, route)
     finally:
         server.shutdown()
         server.server_close()
@@ -122,7 +122,8 @@ def run_external(run: ExternalRun, task: Task, ws: Workspace, model: Model, coun
     return outcome
 
 
-def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, token: str, deadline: float):
+def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, token: str, deadline: float,
+               route: AgentRoute):
     agent = run.agent
     assert agent.command is not None
     model_name = run.config.model.name
@@ -148,7 +149,7 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
     timeout = max(1.0, deadline - time.monotonic())
     try:
         return run_contained(argv, ws.root, timeout, env, sandbox, run.config.limits.tool_output_bytes,
-                             writable=ws.scratch)
+                             writable=ws.scratch, extended=lambda: route.retried_s)  # as the loop's deadline
     except (OSError, subprocess.SubprocessError) as exc:
         raise RuntimeError(f"the agent could not be started: {exc}") from exc
 

@@ -51,6 +51,8 @@ class AgentRoute:
         """A fatal provider error (bad key, unknown model): the experiment stops after this run."""
         self.crash: Exception | None = None
         """ctxbench's own failure while answering (with its traceback): the run ends `harness_error`."""
+        self.retried_s = 0.0
+        """Seconds spent retrying a failing endpoint: not the agent's time, so its deadline moves by them."""
         self._previous: list[str] | None = None
         """The fingerprints of the agent's last answered request."""
         self._lock = threading.Lock()
@@ -122,6 +124,7 @@ class AgentRoute:
             completion = self.model.complete(messages, tools)
         finally:
             self.outcome.model_s += time.monotonic() - t0
+        self.retried_s += completion.retried_s
         out = self.outcome
         out.turns += 1
         out.prompt_tokens += completion.usage.prompt_tokens

@@ -14,6 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ctxbench.harness.sandbox import launch
 from ctxbench.harness.sandbox.jail import Sandbox
@@ -97,17 +98,20 @@ class _Events:
         self.sel.close()
 
 
-def _wait(events: _Events, count: ProcessCount, processes: int, deadline: float) -> tuple[bool, str | None]:
-    """Until the command exits, `deadline` passes or (watchdog only) it holds more than `processes`
-    processes: (timed out, the limit hit)."""
-    if count.mechanism != "watchdog":
+def _wait(events: _Events, count: ProcessCount, processes: int, deadline: float,
+          extended: Callable[[], float] | None = None) -> tuple[bool, str | None]:
+    """Until the command exits, `deadline` (moved by `extended()` seconds, read again as it runs) passes
+    or (watchdog only) it holds more than `processes` processes: (timed out, the limit hit)."""
+    if count.mechanism != "watchdog" and extended is None:
         return not events.wait(deadline), None
+    def due() -> float:
+        return deadline + (extended() if extended is not None else 0.0)
     while True:
-        if events.wait(min(deadline, time.monotonic() + SCAN_S)):
+        if events.wait(min(due(), time.monotonic() + SCAN_S)):
             return False, None
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= due():
             return True, None
-        if len(descendants(events.pid)) > processes:
+        if count.mechanism == "watchdog" and len(descendants(events.pid)) > processes:
             return False, "processes"
 
 
@@ -146,8 +150,10 @@ def _end(proc: subprocess.Popen[bytes], count: ProcessCount, fd: int | None, eve
 
 def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, str],
                   sandbox: Sandbox = Sandbox(), output_cap: int = 200_000,
-                  writable: Path | None = None) -> ProcessResult:
+                  writable: Path | None = None, extended: Callable[[], float] | None = None) -> ProcessResult:
     """Run `argv` contained by `sandbox`; kill everything it started on exit, timeout or limit.
+    `extended()`, read again while it runs, is seconds the timeout moves by (time that is not the
+    command's: an external agent's waits on a failing model endpoint).
 
     Output beyond `output_cap` bytes is dropped from the middle (head and tail kept), so a
     command printing gigabytes costs no memory.
@@ -170,7 +176,7 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
     events = None
     try:
         events = _Events(proc, fd, out)
-        timed_out, limit_hit = _wait(events, count, limits.processes, start + timeout_s)
+        timed_out, limit_hit = _wait(events, count, limits.processes, start + timeout_s, extended)
     finally:
         _end(proc, count, fd, events)
     text = out.text("bytes of output")
