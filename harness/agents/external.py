@@ -129,22 +129,25 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
     model_name = run.config.model.name
     home = Path("/tmp") if run.sandbox.mode == "bwrap" else folder / "home"
     home.mkdir(exist_ok=True)
-    values = {"{statement}": statement.read_text(), "{statement_file}": str(statement), "{model}": model_name,
-              "{workspace}": str(ws.root)}
+    values = {"statement": statement.read_text(), "statement_file": str(statement), "model": model_name,
+              "workspace": str(ws.root)}
     python = run.python
     container = ws.live_container()
     if container is not None:
         bin_dir = _docker_folder(folder, container.name)
-        values.update({"{docker}": str(bin_dir / "docker"), "{image}": container.image, "{workdir}": container.workdir})
+        values.update({"docker": str(bin_dir / "docker"), "image": container.image, "workdir": container.workdir})
         python = sys.executable  # what the stand-in runs with: the relay's own interpreter, in the jail already
     else:
         bin_dir = _python_folder(folder, run.python)
     env = {**test_env_vars(home),  # the agent's own test runs run as ctxbench's do: no caches, fixed hash seed
            "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-           **{k: _fill(v, values) for k, v in agent.env.items()},
+           **agent.env,  # filled by the relay, with the command: one pass, `{base_url}` known there
            "OPENAI_API_KEY": token, "ANTHROPIC_API_KEY": token, "CTXBENCH_MODEL": model_name}
+    placeholders = folder / "placeholders.json"
+    placeholders.write_text(json.dumps({"values": values, "env": sorted(set(agent.env) - {
+        "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CTXBENCH_MODEL"})}), encoding="utf-8")
     argv = [sys.executable, "-I", "-c", _RELAY_SOURCE, str(folder / "gateway.sock"), str(statement),
-            str(folder / "stop"), "--", *(_fill(w, values) for w in agent.command)]
+            str(folder / "stop"), str(placeholders), "--", *agent.command]
     sandbox = dataclasses.replace(run.sandbox, keep=kept_folders(agent.command, python))
     timeout = max(1.0, deadline - time.monotonic())
     try:
@@ -225,12 +228,6 @@ def _docker_folder(folder: Path, container: str) -> Path:
     standin.write_text(f"#!{sys.executable} -I\n{source}")
     standin.chmod(0o755)
     return bin_dir
-
-
-def _fill(text: str, values: dict[str, str]) -> str:
-    for key, value in values.items():
-        text = text.replace(key, value)
-    return text
 
 
 def _clear_beside_repo(ws: Workspace) -> None:

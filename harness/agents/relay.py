@@ -4,16 +4,23 @@ Runs inside the sandbox as the agent's parent, from its own source text (`python
 needs nothing but the standard library and no ctxbench installation the jail might hide. It listens
 on a free loopback port of the jail's network namespace (the only network the agent has), relays
 every connection byte for byte to the gateway's Unix socket (bound into the jail with the run's
-folder), sets `OPENAI_BASE_URL` (and `OPENAI_API_BASE`) and the `{base_url}` placeholder to that port's
-`/v1`, `ANTHROPIC_BASE_URL` to its root (Anthropic's clients add the `/v1`), feeds the agent the
-task statement on its standard input, and exits as the agent does (128 + N when killed by signal N).
+folder), sets `OPENAI_BASE_URL` (and `OPENAI_API_BASE`) to that port's `/v1`, `ANTHROPIC_BASE_URL` to
+its root (Anthropic's clients add the `/v1`), fills the placeholders of the agent's command and of the
+environment variables PLACEHOLDERS_FILE names, in one pass over each word (the values from that file,
+`{base_url}` added: a value is never read again, so a statement holding `{model}` reaches the agent as
+written), feeds the agent the task statement on its standard input, and exits as the agent does
+(128 + N when killed by signal N).
 Once the gateway has ended the run (a limit was reached) it writes the stop file: the agent then has
 `GRACE_S` seconds to exit on its own before it is killed.
 
-    python -I -c SOURCE SOCKET STATEMENT_FILE STOP_FILE -- COMMAND...
+    python -I -c SOURCE SOCKET STATEMENT_FILE STOP_FILE PLACEHOLDERS_FILE -- COMMAND...
+
+PLACEHOLDERS_FILE is JSON: {"values": {NAME: VALUE}, "env": [VARIABLE, ...]}.
 """
 
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -23,6 +30,13 @@ import time
 
 GRACE_S = 5.0
 POLL_S = 0.25
+PLACEHOLDER = re.compile(r"(?<!\$)\{([a-z_][a-z0-9_]*)\}")
+"""`{name}`, not shell's `${name}` (ctxbench.harness.config.agent reads them alike)."""
+
+
+def fill(template: str, values: dict) -> str:
+    """`template` with each placeholder of `values` replaced, in one pass (others are left as they are)."""
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:
@@ -68,20 +82,24 @@ def _serve(listener: socket.socket, path: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    socket_path, statement_file, stop_file, separator, *command = argv
+    socket_path, statement_file, stop_file, placeholders_file, separator, *command = argv
     if separator != "--" or not command:
-        print("relay: usage: SOCKET STATEMENT_FILE STOP_FILE -- COMMAND...", file=sys.stderr)
+        print("relay: usage: SOCKET STATEMENT_FILE STOP_FILE PLACEHOLDERS_FILE -- COMMAND...", file=sys.stderr)
         return 2
+    with open(placeholders_file, encoding="utf-8") as fh:
+        placeholders = json.load(fh)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     base_url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
     threading.Thread(target=_serve, args=(listener, socket_path), daemon=True).start()
-    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_BASE": base_url,
-           "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1")}
-    env = {key: value.replace("{base_url}", base_url) for key, value in env.items()}
-    command = [word.replace("{base_url}", base_url) for word in command]
+    values = {**placeholders["values"], "base_url": base_url}
+    env = dict(os.environ)
+    env.update({key: fill(env[key], values) for key in placeholders["env"] if key in env})
+    env.update({"OPENAI_BASE_URL": base_url, "OPENAI_API_BASE": base_url,
+                "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1")})
+    command = [fill(word, values) for word in command]
     with open(statement_file, "rb") as statement:
         try:
             agent = subprocess.Popen(command, stdin=statement, env=env)

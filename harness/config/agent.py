@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,10 @@ CONTAINER_PLACEHOLDERS = ("{docker}", "{image}", "{workdir}")
 """Placeholders for a task with `backend: docker` only: the stand-in `docker` that reaches the run's
 container, the task's image and its workdir (docs/environments.md). An agent that names `{docker}` or
 `{image}` takes the container; only such an agent runs docker-backed tasks."""
+
+
+PLACEHOLDER = re.compile(r"(?<!\$)\{([a-z_][a-z0-9_]*)\}")
+"""How a placeholder is written: `{name}` (a shell's `${name}` is not one); the relay reads them alike."""
 
 
 class AgentSpec(BaseModel):
@@ -47,6 +52,16 @@ class AgentSpec(BaseModel):
             given = [k for k in ("env", "version_command", "config_files", "install") if getattr(self, k)]
             if given:
                 raise ValueError(f"{', '.join(given)} need a `command` (the builtin loop takes none)")
+        return self
+
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> AgentSpec:
+        known = (*PLACEHOLDERS, *CONTAINER_PLACEHOLDERS)
+        for where, words in (("command", self.command or []), *((f"env.{k}", [v]) for k, v in self.env.items())):
+            unknown = sorted({f"{{{m}}}" for w in words for m in PLACEHOLDER.findall(w)} - set(known))
+            if unknown:
+                raise ValueError(f"{where}: unknown placeholder {', '.join(unknown)}; the known ones are "
+                                 f"{', '.join(known)}")
         return self
 
     @property

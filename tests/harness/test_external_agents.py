@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from click.testing import CliRunner
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxbench.harness.agents import relay
 from ctxbench.harness.cli import cli
 from ctxbench.harness.context import Budget, Context
 from ctxbench.harness.records import History
@@ -179,6 +182,31 @@ def _path_without(tmp_path: Path) -> str:
     folder.mkdir()
     (folder / "git").symlink_to(shutil.which("git"))
     return str(folder)
+
+
+def test_placeholders_are_filled_in_one_pass_so_a_statement_holding_one_reaches_the_agent_as_written(tmp_path):
+    statement = tmp_path / "statement.md"
+    statement.write_text("Print {model} and {base_url} literally.")
+    values = {"statement": statement.read_text(), "statement_file": str(statement), "model": "sim-coder",
+              "workspace": str(tmp_path)}
+    (tmp_path / "placeholders.json").write_text(json.dumps({"values": values, "env": ["SAID"]}))
+    show = "import json, os, sys; print(json.dumps([sys.argv[1:], os.environ['SAID']]))"
+    done = subprocess.run([sys.executable, "-I", "-c", inspect.getsource(relay), str(tmp_path / "no.sock"),
+                           str(statement), str(tmp_path / "stop"), str(tmp_path / "placeholders.json"), "--",
+                           sys.executable, "-c", show, "{statement}", "{model}", "${model}", "{base_url}"],
+                          env={**os.environ, "SAID": "{statement}|{model}"}, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    (argv, said) = json.loads(done.stdout)
+    assert argv[:3] == ["Print {model} and {base_url} literally.", "sim-coder", "${model}"]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/v1", argv[3])
+    assert said == "Print {model} and {base_url} literally.|sim-coder"
+
+
+@pytest.mark.parametrize("agent", [{"command": ["true", "{nosuch}"]}, {"command": ["true"], "env": {"X": "a{nosuch}"}}])
+def test_an_unknown_placeholder_is_refused_naming_the_known_ones(tmp_path, agent):
+    result, out = run(tmp_path, experiment(tmp_path, agent=agent))
+    assert_refused(result, out, "unknown placeholder {nosuch}", "{statement}, {statement_file}, {model}", "{workdir}")
 
 
 def test_an_agent_key_with_an_unknown_field_is_refused(tmp_path):
