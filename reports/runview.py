@@ -1,7 +1,8 @@
 """One run, turn by turn, from its transcript: what the strategy changed, what the model saw and did.
 
 `ctxbench show RUN_DIR RUN_ID` prints it; the HTML report links every run to a self-contained page of
-the same (`runs/<strategy>/<task>.<repeat>.html`).
+the same (`runs/<strategy>/<task>.<repeat>.html`). A gateway's transcripts folder (`ctxbench gateway
+--transcripts DIR`) is read the same way, a conversation (`<strategy>/<file name>`) for a run.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ctxbench.harness.records.transcript import read_transcript
 from ctxbench.reports.document import Block, Bullets, Code, Heading, Notice, Paragraph, to_markdown
 
 __all__ = ["RunView", "load_run", "read_view", "header_blocks", "turn_blocks", "run_blocks", "run_page_path",
-           "run_text", "PREVIEW_CHARS"]
+           "run_text", "gateway_conversations", "PREVIEW_CHARS"]
 
 PREVIEW_CHARS = 600
 """Characters of a message or tool output shown before the rest is elided (unless `full`)."""
@@ -35,6 +36,18 @@ class RunView:
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)
     turns: list[TranscriptTurn] = field(default_factory=list)
     end: TranscriptEnd | None = None
+    gateway: bool = False
+    """A gateway's conversation (it has no end record: the gateway never knows its last request)."""
+
+
+def gateway_conversations(path: str | Path) -> dict[str, Path] | None:
+    """The conversations of a gateway's transcripts folder by `<strategy>/<file name>`; None for a
+    folder that is not one (a results folder has runs.jsonl)."""
+    path = Path(path)
+    if (path / "runs.jsonl").exists():
+        return None
+    found = {f"{p.parent.name}/{p.name.removesuffix('.jsonl')}": p for p in sorted(path.glob("*/*.jsonl"))}
+    return found or None
 
 
 def load_run(path: str | Path, run_id: str) -> RunView:
@@ -44,6 +57,14 @@ def load_run(path: str | Path, run_id: str) -> RunView:
         InputError: no such run, or it has no transcript.
     """
     path = Path(path)
+    conversations = gateway_conversations(path)
+    if conversations is not None:
+        file = conversations.get(run_id)
+        if file is None:
+            raise InputError(f"{path}: no gateway conversation {run_id!r}{did_you_mean(run_id, sorted(conversations))}")
+        view = read_view(file, None)
+        view.gateway = True
+        return view
     results = {r.run_id: r for r in read_results(path / "runs.jsonl")}
     strategy, _, rest = run_id.partition("/")
     task_id, _, repeat = rest.rpartition("/")
@@ -195,7 +216,10 @@ def header_blocks(view: RunView) -> list[Block]:
         blocks.append(Paragraph(f"{outcome}; {r.turns} turns; {r.total_tokens:,} tokens (prompt {r.prompt_tokens:,}, "
                                 f"cached {r.cached_tokens:,}, completion {r.completion_tokens:,}, strategy "
                                 f"{r.strategy_tokens:,}){cost}; seed {r.seed}."))
-    if view.end is not None:
+    if view.gateway:
+        blocks.append(Paragraph(f"A gateway conversation: task `{h.task_id or '?'}`, {len(view.turns)} turns, "
+                                f"seed {h.seed}; {sum(t.usage.prompt_tokens for t in view.turns):,} prompt tokens."))
+    elif view.end is not None:
         blocks.append(Paragraph(f"The loop stopped: `{view.end.stop}`" + (f" — {view.end.detail}" if view.end.detail else "")))
     else:
         blocks.append(Notice("The transcript has no end record: the run was killed or is still going."))
@@ -228,7 +252,8 @@ def turn_blocks(view: RunView, full: bool = False) -> list[tuple[TranscriptTurn,
         previous, previous_actions = turn.messages, {_action_key(a) for a in turn.ledger.actions}
         calls = "; ".join(f"`{_call(c.name, c.arguments)}`" for c in turn.tool_calls) or "no tool call"
         blocks.append(Paragraph(f"**Model**: {json.dumps(turn.reply)} → {calls}"
-                                + (f" (malformed: {turn.malformed})" if turn.malformed else "")))
+                                + (f" (malformed: {turn.malformed})" if turn.malformed else "")
+                                + ("" if turn.delivered else " (not delivered: the client went away first)")))
         for obs in turn.observations:
             blocks.append(Paragraph(f"**Tool** `{obs.call_id}` {obs.tool} [{obs.kind}{', error' if obs.is_error else ''}]: "
                                     f"{obs.size:,} characters, {obs.tokens:,} tokens"))

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import openai
 import pytest
+from click.testing import CliRunner
 
+from ctxbench.harness.cli import cli
 from ctxbench.harness.config import load_config
 from ctxbench.harness.endpoints.gateway import Gateway
 from ctxbench.harness.endpoints.server import make_server
@@ -131,3 +133,29 @@ def test_conversations_named_alike_stay_apart(served):
     found = transcripts(folder)
     assert sorted(found) == ["run_1-2.jsonl", "run_1.jsonl"]
     assert sorted(header.run_id for header, _ in found.values()) == ["run/1", "run_1"]
+
+
+def test_ctxbench_show_prints_a_gateway_conversation_turn_by_turn(served):
+    smoke, port, folder = served
+    lose_reply(port, dict(model="sim-coder", messages=[{"role": "user", "content": smoke.tasks[1].problem_statement}],
+                          tools=TOOL_SCHEMAS, seed=5))
+    sdk = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+    messages = [{"role": "user", "content": smoke.tasks[0].problem_statement}]
+    for _ in range(2):
+        reply = sdk.chat.completions.create(model="sim-coder", user="run/1", tools=TOOL_SCHEMAS, messages=messages)
+        message = reply.choices[0].message.model_dump(exclude_none=True)
+        messages += [message, *({"role": "tool", "tool_call_id": c["id"], "content": "(no output)"}
+                                for c in message.get("tool_calls") or [])]
+    listed = CliRunner().invoke(cli, ["show", str(folder)])
+    assert listed.exit_code == 0, listed.output
+    assert f"observation_masking/run_1  task {smoke.tasks[0].id}  2 turns" in listed.output
+    assert "2 gateway conversations" in listed.output
+    shown = CliRunner().invoke(cli, ["show", str(folder), "observation_masking/run_1"])
+    assert shown.exit_code == 0, shown.output
+    assert "# Run run/1" in shown.output and "A gateway conversation" in shown.output
+    assert shown.output.count("## Turn ") == 2 and "no end record" not in shown.output
+    (lost,) = [k for k in transcripts(folder) if k != "run_1.jsonl"]
+    shown = CliRunner().invoke(cli, ["show", str(folder), f"observation_masking/{lost.removesuffix('.jsonl')}"])
+    assert "not delivered" in shown.output
+    missing = CliRunner().invoke(cli, ["show", str(folder), "observation_masking/run_2"])
+    assert missing.exit_code == 2 and "did you mean" in missing.output
