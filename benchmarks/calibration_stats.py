@@ -3,7 +3,8 @@
 Each simulated experiment draws task base rates from a Beta fitted to context-pressure's per-task
 rates, a task × strategy effect (a shift spread over what each task has to gain or lose), a latent
 shared between the arms of one (task, repeat) (the shared seed), and lognormal tokens with task and
-task × strategy effects; then compares the arms with `compare_strategies` exactly as the report does,
+task × strategy effects (a multiplier of mean 1 times the arm's ratio, so that the ratio of total
+tokens over the task population, what the token verdict estimates, is that ratio); then compares the arms with `compare_strategies` exactly as the report does,
 and the per-arm intervals with `summarize`. Prints one row per check and one column per design
 (tasks × repeats), in Markdown:
 
@@ -13,8 +14,8 @@ Each simulation draws three experiments of one design: 5 null candidates (A/A in
 5 candidates truly 5 pts worse (at the non-inferiority margin), and one candidate truly 10 pts better and
 ×0.8 in tokens beside 4 null ones. The checks:
 
-- token-ratio interval coverage: the ×0.8 candidate's 95 % interval (as if compared alone: Holm's m = 1)
-  holds 0.8;
+- token-ratio interval coverage: the ×0.8 candidate's 95 % interval of the ratio of totals (as if
+  compared alone: Holm's m = 1) holds 0.8;
 - false cheaper/dearer, one candidate: the first null candidate compared alone is called cheaper or dearer;
 - any false cheaper/dearer, 5 null strategies with Holm: any of the five is;
 - any false non-inferior, 5 strategies at the margin: any of the five is called non-inferior, equivalent
@@ -72,7 +73,9 @@ def simulate(rng: np.random.Generator, tasks: int, repeats: int, shifts: list[fl
     for name, points, ratio in arms:
         u = np.where(rng.random((tasks, repeats)) < SHARED, latent, rng.random((tasks, repeats)))
         resolved = u < _shifted(base, points)[:, None]
-        effect = 0.0 if name == "baseline" else math.log(ratio) + rng.normal(0, TOKEN_TASK_X_STRATEGY, (tasks, 1))
+        # the task x strategy multiplier has mean 1: the ratio of totals over the task population is `ratio`
+        effect = 0.0 if name == "baseline" else (math.log(ratio) - TOKEN_TASK_X_STRATEGY ** 2 / 2
+                                                 + rng.normal(0, TOKEN_TASK_X_STRATEGY, (tasks, 1)))
         tokens = np.exp(log_tokens[:, None] + effect + rng.normal(0, TOKEN_NOISE, (tasks, repeats)))
         parts.append(pd.DataFrame({"strategy": name, "task_id": np.repeat([f"t{t:03d}" for t in range(tasks)], repeats),
                                    "repeat": np.tile(np.arange(repeats), tasks), "resolved": resolved.ravel(),
