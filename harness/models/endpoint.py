@@ -79,7 +79,21 @@ class EndpointModel:
         self.config = config
         self.seed = seed
         self._counter: TokenCounter | None = None
+        self.sdk()  # a missing extra is one line, before any client is built
         self._client = self._connect(config)
+
+    @classmethod
+    def sdk(cls) -> Any:
+        """The provider's client library.
+
+        Raises:
+            InputError: it is not installed (an optional extra; exit 2).
+        """
+        try:
+            return importlib.import_module(cls.SDK)
+        except ImportError:
+            raise InputError(f"the {cls.SDK} provider needs its client library: install the {cls.SDK} extra "
+                             f"(.venv/bin/pip install -e '.[{cls.SDK}]' in the checkout)") from None
 
     @staticmethod
     def _connect(config: ModelConfig) -> Any:
@@ -125,7 +139,7 @@ class EndpointModel:
             EndpointUnavailable: the variable is unset, nothing answers, the key is refused (exit 3).
             InputError: the answer is not a model list, or it lacks `model.name` (exit 2).
         """
-        sdk = importlib.import_module(cls.SDK)
+        sdk = cls.sdk()
         require_key_variable(config)
         client = client_for_preflight(cls._connect(config), config)
         url = f"{str(client.base_url).rstrip('/')}{cls.MODELS_PATH}"
@@ -152,7 +166,7 @@ class EndpointModel:
         """POST `body` to the endpoint as it is (a client's typed `create` would first walk it against its
         parameter types: CPU, and its own limits); raises the typed errors: `status_error` for an HTTP
         error, `connection_failed`, `unreadable` for a reply that is not `expected`."""
-        sdk = importlib.import_module(self.SDK)
+        sdk = self.sdk()
         where = self.where(self.config)
         try:
             return self._client.post(path, body=body, cast_to=cast_to)
