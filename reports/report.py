@@ -192,6 +192,15 @@ def _harness_error_notice(runs: pd.DataFrame) -> list[Block]:
             *[Notice(f"`{s}` has only `harness_error` runs: it is in no rate and no comparison.") for s in only]]
 
 
+def _estimated_usage_notice(runs: pd.DataFrame) -> list[Block]:
+    estimated = runs[runs["usage_estimated"].fillna(0) > 0] if "usage_estimated" in runs else runs.iloc[:0]
+    if estimated.empty:
+        return []
+    return [Notice(f"{len(estimated)} of {len(runs)} runs have estimated tokens: the endpoint reported no usage for "
+                   f"{int(estimated['usage_estimated'].sum())} of their calls, counted with the run's tokenizer "
+                   "(cached tokens unknown; `usage_estimated` in runs.jsonl).")]
+
+
 def completeness_notice(m: Manifest, runs: pd.DataFrame) -> list[Block]:
     """A notice when the folder holds fewer runs than the experiment planned (interrupted or stopped),
     with the count per arm; nothing for a complete folder or one that does not record its plan."""
@@ -252,6 +261,7 @@ def _opening(folder: ResultsFolder, sequential: SequentialRecord | None) -> list
         *manifest_notices(m),
         *([] if stopped_as_planned else completeness_notice(m, runs)),
         *_harness_error_notice(runs),
+        *_estimated_usage_notice(runs),
     ]
 
 

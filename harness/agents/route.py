@@ -131,6 +131,7 @@ class AgentRoute:
         out.completion_tokens += completion.usage.completion_tokens
         out.cached_tokens += completion.usage.cached_tokens
         out.cache_write_tokens += completion.usage.cache_write_tokens
+        out.usage_estimated += completion.usage.estimated
         names = [c.name for c in completion.tool_calls] or (["bash"] if fenced_command(completion.text) else [])
         out.tool_calls.update(names)
         return completion

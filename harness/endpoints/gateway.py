@@ -156,7 +156,8 @@ class Gateway:
         self.find_task = TaskFinder(taskset.tasks) if taskset is not None else None
         self.cache = PromptCache()
         """One prompt cache for the simulator, like a provider's: shared by every conversation."""
-        self._upstream = make_upstream(model, seed=model.seed or 0) if model.provider != "sim" else None
+        self._upstream = make_upstream(model, seed=model.seed or 0, counter=self.counter) \
+            if model.provider != "sim" else None
         self.model_name = model.name
         self._conversations: dict[tuple[str, str, int | None], list[_Conversation]] = {}
         """The conversations by (client's name, opening, seed), in the order they started."""

@@ -52,6 +52,8 @@ class AgentOutcome:
     own_rewrites: int = 0
     cut_replies: int = 0
     """Replies the endpoint cut short (`finish_reason: length`): at the output limit or the server's window."""
+    usage_estimated: int = 0
+    """Calls whose endpoint reported no usage: their tokens counted with the run's tokenizer."""
     """Times an external agent replaced the history it sends (its own compaction), seen at its gateway."""
     tool_calls: Counter = field(default_factory=Counter)
     detail: str = ""
@@ -147,6 +149,7 @@ class Agent:
                               True, "error", index)
             return Turn(index, "", (call,), (obs,)), 1, False
         out.cut_replies += completion.finish_reason == "length"
+        out.usage_estimated += completion.usage.estimated
         out.prompt_tokens += completion.usage.prompt_tokens
         out.completion_tokens += completion.usage.completion_tokens
         out.cached_tokens += completion.usage.cached_tokens

@@ -24,14 +24,15 @@ def make_model(config: ModelConfig, task: Task, counter: TokenCounter, seed: int
         return SimModel(config.sim, task.patch, counter, config.window, config.max_output_tokens,
                         config.seed if config.seed is not None else seed, test_cmd=task.test_cmd,
                         statement=task.problem_statement)
-    return make_upstream(config, seed=config.seed if config.seed is not None else seed)
+    return make_upstream(config, seed=config.seed if config.seed is not None else seed, counter=counter)
 
 
-def make_upstream(config: ModelConfig, seed: int) -> Model:
-    """The model behind an endpoint (`openai` or `anthropic`), for a run or a gateway."""
+def make_upstream(config: ModelConfig, seed: int, counter: TokenCounter | None = None) -> Model:
+    """The model behind an endpoint (`openai` or `anthropic`), for a run or a gateway; `counter` (the
+    run's, the budget's) counts a reply whose endpoint reports no usage."""
     if config.provider == "anthropic":
-        return AnthropicModel(config, seed=seed)
-    return OpenAIModel(config, seed=seed)
+        return AnthropicModel(config, seed=seed, counter=counter)
+    return OpenAIModel(config, seed=seed, counter=counter)
 
 
 def check_upstream(config: ModelConfig) -> None:

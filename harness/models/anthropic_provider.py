@@ -80,18 +80,20 @@ class AnthropicModel(EndpointModel):
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
         """One message; retries transient failures, raises the typed errors of `ctxbench.harness.protocols`."""
         body = messages_request(self.config, messages, tools)
-        return call_with_retries(self.config, self.where(self.config), lambda: self._attempt(body, messages))
+        return call_with_retries(self.config, self.where(self.config), lambda: self._attempt(body, messages, tools))
 
-    def _attempt(self, body: dict[str, Any], messages: list[dict[str, Any]]) -> Completion:
+    def _attempt(self, body: dict[str, Any], messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]] | None = None) -> Completion:
         """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
         import anthropic  # an optional extra: imported when a request is made
 
         # as it is: `messages.create` would walk it, and refuse a large max_tokens without streaming (our
         # deadline is request_timeout_s)
         response = self._post("/v1/messages", body, anthropic.types.Message, "not a message")
-        return self._completion(response, messages, self.where(self.config))
+        return self._completion(response, messages, self.where(self.config), tools or [])
 
-    def _completion(self, response: Any, messages: list[dict[str, Any]], where: str) -> Completion:
+    def _completion(self, response: Any, messages: list[dict[str, Any]], where: str,
+                    tools: list[dict[str, Any]] | None = None) -> Completion:
         content = getattr(response, "content", None)
         if not isinstance(content, list):
             raise unreadable(where, "no content list", response, quoted=True)
@@ -107,11 +109,13 @@ class AnthropicModel(EndpointModel):
                     json.dumps([len(messages), i, name, arguments]).encode()).hexdigest()[:10]
                 calls.append(ToolCall(scrub(str(call_id)), name, arguments))
         text = join_texts(texts)
-        return Completion(text, tuple(calls), self._usage(getattr(response, "usage", None), messages, text, calls))
+        return Completion(text, tuple(calls), self._usage(getattr(response, "usage", None), messages, tools or [],
+                                                                   text, calls))
 
-    def _usage(self, usage: Any, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
+    def _usage(self, usage: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], text: str,
+               calls: list[ToolCall]) -> Usage:
         if usage is None:  # the endpoint reported none
-            return self.estimated_usage(messages, text, calls)
+            return self.estimated_usage(messages, tools, text, calls)
         read = _field(usage, "cache_read_input_tokens") or 0
         written = _field(usage, "cache_creation_input_tokens") or 0
         prompt = (_field(usage, "input_tokens") or 0) + read + written

@@ -75,10 +75,11 @@ class EndpointModel:
     MODELS_PATH: ClassVar[str]
     """Where the client's base URL lists the models served."""
 
-    def __init__(self, config: ModelConfig, seed: int) -> None:
+    def __init__(self, config: ModelConfig, seed: int, counter: TokenCounter | None = None) -> None:
         self.config = config
         self.seed = seed
-        self._counter: TokenCounter | None = None
+        self._counter: TokenCounter | None = counter
+        """What a reply without usage is counted with: the run's own counter (the budget's), where given."""
         self.sdk()  # a missing extra is one line, before any client is built
         self._client = self._connect(config)
 
@@ -156,7 +157,7 @@ class EndpointModel:
         return {"config": self.config, "seed": self.seed}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.config, self.seed, self._counter = state["config"], state["seed"], None
+        self.config, self.seed, self._counter = state["config"], state["seed"], None  # counted anew where unpickled
         self._client = self._connect(self.config)
 
     def __repr__(self) -> str:
@@ -178,13 +179,15 @@ class EndpointModel:
         except (sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
             raise unreadable(where, expected, exc) from None
 
-    def estimated_usage(self, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
-        """The usage of a reply whose endpoint reported none, counted with the experiment's tokenizer."""
+    def estimated_usage(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], text: str,
+                        calls: list[ToolCall]) -> Usage:
+        """The usage of a reply whose endpoint reported none, marked `estimated`: the messages and tool
+        schemas sent and the reply, counted as the run's budget counts them."""
         if self._counter is None:
             self._counter = TokenCounter(self.config.tokenizer)
-        count = self._counter.count
-        emitted = count(text) + sum(count(c.name) + count(c.arguments) for c in calls)
-        return Usage(self._counter.count_messages(messages), emitted)
+        counter = self._counter
+        emitted = counter.count(text) + sum(counter.count(c.name) + counter.count(c.arguments) for c in calls)
+        return Usage(counter.count_messages(messages) + counter.count_tools(tools), emitted, estimated=True)
 
 
 def call_with_retries(config: ModelConfig, where: str, attempt: Callable[[], Completion]) -> Completion:

@@ -105,12 +105,13 @@ class OpenAIModel(EndpointModel):
         calls = [ToolCall(cid or "call_" + hashlib.sha256(json.dumps([len(messages), i, name, arguments]).encode())
                           .hexdigest()[:10], name, arguments) for i, (name, arguments, cid) in enumerate(written)]
         finish = getattr(first, "finish_reason", None)
-        return Completion(text, tuple(calls), self._usage(response.usage, messages, text, calls),
+        return Completion(text, tuple(calls), self._usage(response.usage, messages, tools, text, calls),
                           finish_reason=str(finish) if finish else None)
 
-    def _usage(self, usage: Any, messages: list[dict[str, Any]], text: str, calls: list[ToolCall]) -> Usage:
+    def _usage(self, usage: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], text: str,
+               calls: list[ToolCall]) -> Usage:
         if usage is None:  # the endpoint reported none
-            return self.estimated_usage(messages, text, calls)
+            return self.estimated_usage(messages, tools, text, calls)
         details = getattr(usage, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", None) or 0
         written = (getattr(details, "cache_write_tokens", None) or getattr(details, "cache_creation_tokens", None)

@@ -169,6 +169,9 @@ class Usage:
     """Prompt tokens the provider wrote to its cache (part of prompt_tokens; 0 where it reports none)."""
     reasoning_tokens: int = 0
     """Completion tokens spent reasoning (part of completion_tokens; 0 where it reports none)."""
+    estimated: bool = False
+    """The endpoint reported no usage: the tokens were counted with the run's own tokenizer (messages and
+    tool schemas as sent, the reply), and none are known to be cached."""
 
 
 StopReason = Literal["finished", "max_turns", "token_budget", "timeout", "context_overflow", "loop",

@@ -83,6 +83,9 @@ class RunResult(BaseModel):
                                              "compaction): its transcript turns marked `own_context: rewritten`.")
     cut_replies: int = Field(0, description="Replies the endpoint cut short (`finish_reason: length`, at the "
                                              "output limit or the server's window), not ended by the model.")
+    usage_estimated: int = Field(0, description="Model calls whose endpoint reported no usage: their tokens were "
+                                                 "counted with the run's own tokenizer (each such transcript turn's "
+                                                 "`usage.estimated`), their cached tokens unknown (0).")
     tests: dict[str, str] = Field(default_factory=dict, description="Outcome per FAIL_TO_PASS/PASS_TO_PASS id.")
     patch: str = Field("", description="The agent's diff against the base state.")
     error: str | None = Field(None, description="Traceback when the harness failed; the provider's error for "

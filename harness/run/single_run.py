@@ -216,7 +216,7 @@ def _spent(prices: Prices | None, outcome: AgentOutcome) -> dict[str, Any]:
     return dict(turns=outcome.turns, prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
                 strategy_tokens=outcome.strategy_tokens, total_tokens=outcome.total_tokens,
                 cached_tokens=outcome.cached_tokens, peak_context_tokens=outcome.peak_context_tokens,
-                cost_usd=_cost(prices, outcome))
+                cost_usd=_cost(prices, outcome), usage_estimated=outcome.usage_estimated)
 
 
 def _outcome_from_transcript(path: Path, history: History) -> AgentOutcome:
@@ -232,6 +232,7 @@ def _outcome_from_transcript(path: Path, history: History) -> AgentOutcome:
         out.completion_tokens += turn.usage.completion_tokens
         out.cached_tokens += turn.usage.cached_tokens
         out.cache_write_tokens += turn.usage.cache_write_tokens
+        out.usage_estimated += turn.usage.estimated
         out.strategy_tokens += turn.ledger.strategy_tokens
         out.strategy_completion_tokens += turn.ledger.strategy_completion_tokens
         out.peak_context_tokens = max(out.peak_context_tokens, turn.context_tokens)
