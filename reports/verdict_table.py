@@ -110,13 +110,14 @@ def verdict_caption(comparisons: list[PairedComparison], reference: str,
     pairs = max((c.pairs for c in comparisons), default=0)
     if sequential_cells(sequential):
         assert sequential is not None
-        completion = (f"completion: the verdict of the rounds and its anytime-valid confidence sequence "
-                      f"({1 - sequential.arm_alpha:.1%}), which holds however early the rounds stopped")
+        intervals = (f"completion: the verdict of the rounds and its anytime-valid confidence sequence "
+                     f"({1 - sequential.arm_alpha:.1%}, Bonferroni over the candidates), which holds however early "
+                     "the rounds stopped; the other intervals Holm-adjusted")
     else:
         level = min((c.completion.ci_confidence for c in comparisons), default=0.95)
-        completion = (f"completion at least {level:.1%}: the interval of the verdict, the sign-flip one for better "
-                      "or worse, else the bounded-mean one")
-    return (f"Each strategy against `{reference}` on {tasks} tasks ({pairs} paired runs); intervals "
-            f"Holm-adjusted ({completion}); ratios are candidate ÷ `{reference}`, of the totals (the bill), the "
-            "typical task's ratio beside them; “design detects”: the completion difference this design finds "
+        intervals = (f"intervals Holm-adjusted (completion at least {level:.1%}: the interval of the verdict, the "
+                     "sign-flip one for better or worse, else the bounded-mean one)")
+    return (f"Each strategy against `{reference}` on {tasks} tasks ({pairs} paired runs); {intervals}; ratios are "
+            f"candidate ÷ `{reference}`, of the totals (the bill), the typical task's ratio beside them; “design "
+            "detects”: the completion difference this design finds "
             "with 80% power. How each verdict is decided: below.")

@@ -64,7 +64,7 @@ def test_the_report_headline_shows_the_verdict_and_interval_of_the_rounds(finish
         cells = [c.strip() for c in rows[arm].split("|")]
         assert cells[2] == f"**{d['verdict']}**"
         assert cells[3].endswith(f"[{d['low'] * 100:+.1f}, {d['high'] * 100:+.1f}]"), cells
-    assert "anytime-valid confidence sequence (90.0%)" in report
+    assert "anytime-valid confidence sequence (90.0%, Bonferroni over the candidates)" in report
 
 
 def test_a_design_that_cannot_decide_says_so_before_it_starts(tmp_path):
