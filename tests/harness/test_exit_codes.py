@@ -79,4 +79,4 @@ def test_an_unknown_tokenizer_for_serve_sim_is_one_error_line(tmp_path):
     result = CliRunner().invoke(cli, ["serve-sim", "--config", str(exp), "--port", "0"])
     assert result.exit_code == 2, result.output
     (line,) = result.output.splitlines()
-    assert line.startswith("error: cannot load tokenizer 'nope': unknown encoding")
+    assert line.startswith(f"error: {exp}: model.tokenizer: unknown tokenizer 'nope' (known: endpoint, calibrated, auto,")
