@@ -43,11 +43,13 @@ class Regressed(CheckFailed):
 
 
 class CantTell(CheckFailed):
-    """`nightly`: no strategy regressed, but one fell on some task by an amount the runs cannot tell from noise."""
+    """`nightly`: no strategy regressed, but one was lower on some task, or its tokens rose, by an amount the
+    runs cannot tell from noise."""
 
     exit_code = 4
-    meaning = ("nightly cannot tell: no strategy regressed, but one fell by an amount these runs cannot tell "
-               "from noise (not 0, so that a fall it cannot see never passes as none)")
+    meaning = ("nightly cannot tell: no strategy regressed, but one's completion was lower on some task, or its "
+               "tokens rose, by an amount these runs cannot tell from noise (not 0, so that a fall it cannot see "
+               "never passes as none)")
 
 
 class InputError(CtxbenchError):
