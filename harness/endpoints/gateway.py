@@ -24,8 +24,9 @@ repeats a conversation's last request (a client that lost the reply and sends it
 with the reply recorded for it, and is no new turn: asking the model again would move the strategy's
 state and could answer differently from what the transcript holds. Two clients whose requests are
 the same in every message, seed and name are one conversation to the gateway: give each a name or a
-seed to keep them apart. A turn whose reply did not reach its client (it closed the connection first,
-or the sending broke off) is recorded with `delivered: false`.
+seed to keep them apart. A turn whose client went away before its reply was sent (it closed the
+connection, a streaming client cut off, while the model answered) is recorded with `delivered: false`;
+a turn is written as its reply is sent, so it is on disk before the client can read it.
 """
 
 from __future__ import annotations
@@ -198,10 +199,11 @@ class Gateway:
             except BaseException:
                 self._forget(conversation)
                 raise
-            conversation.held = self._record(conversation, messages, tools, context, completion)
+            conversation.held = turn = self._record(conversation, messages, tools, context, completion)
             conversation.reply, conversation.completion = _reply_said(completion), completion
-        if not after_sending(lambda delivered: self._settle(conversation, delivered)):
-            self._settle(conversation, True)
+            settled = conversation.settled
+        if not after_sending(lambda delivered: self._settle(conversation, turn, settled, delivered)):
+            self._settle(conversation, turn, settled, True)
         return completion
 
     def _forget(self, conversation: _Conversation) -> None:
@@ -278,12 +280,16 @@ class Gateway:
                              request_messages=len(messages),
                              own_context=own_context(messages, fingerprints(messages), conversation.previous))
 
-    def _settle(self, conversation: _Conversation, delivered: bool) -> None:
-        """Its last reply has gone out (`delivered`) or failed to: its turn is written, saying which."""
+    def _settle(self, conversation: _Conversation, turn: TranscriptTurn | None, settled: threading.Event,
+                delivered: bool) -> None:
+        """The reply to one of its requests (`turn`, `settled` its event) has gone out (`delivered`) or
+        failed to: its turn is written, saying which, unless its next request came first (and wrote it)."""
         with conversation.lock:
-            self._write_held(conversation, delivered)
-            conversation.delivered = delivered
-            conversation.settled.set()
+            if turn is not None and conversation.held is turn:
+                self._write_held(conversation, delivered)
+            if conversation.settled is settled:
+                conversation.delivered = delivered
+            settled.set()
 
     @staticmethod
     def _write_held(conversation: _Conversation, delivered: bool) -> None:

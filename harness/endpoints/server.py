@@ -42,13 +42,14 @@ LISTEN_BACKLOG = 1024
 
 
 _serving = threading.local()
-"""The reply the calling thread is serving: `after` holds what to call once it is sent."""
+"""The reply the calling thread is serving: `after` holds what to call once it is made."""
 
 
 def after_sending(callback: Callable[[bool], None]) -> bool:
-    """Have `callback(delivered)` called once the reply the calling thread is answering has gone out
-    (`delivered` False where the client went away first); False outside a server's handler, where
-    nothing will be called."""
+    """Have `callback(delivered)` called once the reply the calling thread is answering is made, just
+    before it is sent (`delivered` False where the client has gone away: closed its connection while
+    the request was answered, so nothing will be sent); False outside a server's handler, where nothing
+    will be called."""
     after = getattr(_serving, "after", None)
     if after is None:
         return False
@@ -154,15 +155,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(shape.refuse(Refusal(404, f"no route {urlsplit(self.path).path}", code="not_found")))
             return
         body = _decoded(raw)
-        _serving.after = []
+        _serving.after, reply = [], None
         try:
             reply = wire.refuse(body) if isinstance(body, Refusal) else respond(self.server.backend, wire, body,
                                                                                  self.path)
-            delivered = self._send(reply)
-        finally:
+        finally:  # told before the reply goes out: what it records is written before the client can act on it
             after, _serving.after = _serving.after, None
-        for callback in after:
-            callback(delivered)
+            delivered = reply is not None and not self._client_gone()
+            for callback in after:
+                callback(delivered)
+        if delivered and reply is not None:
+            self._send(reply)
+        else:  # the client went away while its request was answered: nothing to send it
+            self.close_connection = True
 
     def _refused(self, wire: Wire) -> bool:
         """Answers 401 when the server has a token and the request carries it nowhere a client puts its
@@ -178,10 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _send(self, reply: HttpReply) -> bool:
-        """Sends `reply`; False where the client had gone away (closed its side) or the sending broke off."""
-        if self._client_gone():
-            self.close_connection = True
-            return False
+        """Sends `reply`; False where the sending broke off (the client went away)."""
         try:
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)

@@ -235,8 +235,8 @@ class TranscriptTurn(_Record):
                                            "compaction), `rewritten` (its messages no longer extend its previous "
                                            "request and the reply: it replaced its history); None where they "
                                            "extend it.")
-    delivered: bool = Field(True, description="False where the client went away before the reply reached it "
-                                              "(a streamed reply cut off, a connection closed while the model "
+    delivered: bool = Field(True, description="False where the client went away before the reply was sent "
+                                              "(it closed its connection, a stream cut off, while the model "
                                               "answered): the turn was computed, not served.")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from pathlib import Path
 
 import openai
@@ -38,7 +39,17 @@ def served(tmp_path):
     server.server_close()
 
 
-def transcripts(folder: Path) -> dict[str, tuple[TranscriptHeader, list[TranscriptTurn]]]:
+def transcripts(folder: Path, turns: int | None = None) -> dict[str, tuple[TranscriptHeader, list[TranscriptTurn]]]:
+    """The transcripts by file name; with `turns`, once they hold that many in all (or 30 s have passed)."""
+    deadline = time.monotonic() + 30
+    while True:
+        found = _read_all(folder)
+        if turns is None or sum(len(t) for _, t in found.values()) >= turns or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def _read_all(folder: Path) -> dict[str, tuple[TranscriptHeader, list[TranscriptTurn]]]:
     out = {}
     for path in folder.rglob("*.jsonl"):
         records = list(read_transcript(path))
@@ -98,7 +109,7 @@ def test_thirty_interleaved_clients_each_get_their_own_transcript_and_a_resent_r
         thread.join(timeout=300)
     assert not errors, errors[0]
 
-    found = transcripts(folder)
+    found = transcripts(folder, len(clients) * TURNS)
     assert len(found) == len(clients)
     by_seed = {header.seed: (header, turns) for header, turns in found.values()}
     assert sorted(by_seed) == [seed for _, seed in clients]
@@ -119,7 +130,7 @@ def test_a_resent_first_request_is_answered_from_the_record(served):
     lose_reply(port, request)
     sdk = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
     reply = sdk.chat.completions.create(**request).choices[0].message
-    ((_, turns),) = transcripts(folder).values()
+    ((_, turns),) = transcripts(folder, 1).values()
     assert len(turns) == 1 and not turns[0].delivered
     assert [c.id for c in turns[0].tool_calls] == [c.id for c in reply.tool_calls]
 
@@ -130,7 +141,7 @@ def test_conversations_named_alike_stay_apart(served):
     for name in ("run/1", "run_1", "run/1"):
         sdk.chat.completions.create(model="sim-coder", user=name, tools=TOOL_SCHEMAS,
                                     messages=[{"role": "user", "content": smoke.tasks[0].problem_statement}])
-    found = transcripts(folder)
+    found = transcripts(folder, 3)
     assert sorted(found) == ["run_1-2.jsonl", "run_1.jsonl"]
     assert sorted(header.run_id for header, _ in found.values()) == ["run/1", "run_1"]
 
@@ -146,6 +157,7 @@ def test_ctxbench_show_prints_a_gateway_conversation_turn_by_turn(served):
         message = reply.choices[0].message.model_dump(exclude_none=True)
         messages += [message, *({"role": "tool", "tool_call_id": c["id"], "content": "(no output)"}
                                 for c in message.get("tool_calls") or [])]
+    transcripts(folder, 3)
     listed = CliRunner().invoke(cli, ["show", str(folder)])
     assert listed.exit_code == 0, listed.output
     assert f"observation_masking/run_1  task {smoke.tasks[0].id}  2 turns" in listed.output
