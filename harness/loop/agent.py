@@ -16,7 +16,7 @@ from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, Malfo
                                         TransientModelError)
 from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model, Strategy
-from ctxbench.harness.tokens import CalibratedCounter
+from ctxbench.harness.models.counters import CalibratedCounter
 from ctxbench.harness.loop.stops import (AgentStopped, ContextOverflowed, Finished, InvalidActions, Looping,
                                           ModelFailed, Refused, TimedOut, TokenBudgetSpent, TurnLimit)
 from ctxbench.harness.redact import scrub

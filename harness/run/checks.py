@@ -11,7 +11,8 @@ from pathlib import Path
 import tiktoken
 
 from ctxbench.harness.config import ExperimentConfig
-from ctxbench.harness.models.served import choose_tokenizer, resolve_window, served_window
+from ctxbench.harness.models.served import resolve_window, served_window
+from ctxbench.harness.models.served_counting import choose_tokenizer
 from ctxbench.harness.environments import environment_for
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.records import Task, Taskset

@@ -25,8 +25,9 @@ from ctxbench.harness.records import History, RunResult, Task, Taskset, Transcri
 from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.records.results_folder import transcript_path
 from ctxbench.harness.sandbox import Sandbox
-from ctxbench.harness.models.served import endpoint_counter
-from ctxbench.harness.tokens import CalibratedCounter, TokenCounter
+from ctxbench.harness.models.served_counting import endpoint_counter
+from ctxbench.harness.models.counters import CalibratedCounter
+from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS, Toolbox
 from ctxbench.harness.records.transcript import TranscriptWriter, compress_transcript, read_transcript
 from ctxbench.harness.tasks.validate import base_collection_failure

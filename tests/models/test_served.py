@@ -15,12 +15,12 @@ from ctxbench.harness.config import ModelConfig, load_config
 from ctxbench.harness.errors import EndpointUnavailable, InputError
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS
 from ctxbench.harness.models import served
-from ctxbench.harness.models.served import (ServedWindow, choose_tokenizer, endpoint_counter, prompt_counter,
-                                            resolve_window, served_window)
+from ctxbench.harness.models.served import ServedWindow, resolve_window, served_window
+from ctxbench.harness.models.served_counting import choose_tokenizer, endpoint_counter, prompt_counter
 from ctxbench.harness.models.text_calls import TextCall, read_text_calls
 from ctxbench.harness.protocols import FatalModelError, TransientModelError
-from ctxbench.harness.tokens import (MARKUP, REPLY_PRIMING, CalibratedCounter, EndpointCounter, TokenCounter,
-                                     TokenizerError)
+from ctxbench.harness.models.counters import MARKUP, CalibratedCounter, EndpointCounter
+from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter, TokenizerError
 
 SYSTEM = "You are a careful software engineer fixing a bug in a repository.\nCall `finish` when done."
 TASK = "ROUND(2.675, 2) gives 2.67; spreadsheets give 2.68. Amounts such as 1250 round to 1200, not 1300."

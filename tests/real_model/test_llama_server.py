@@ -18,9 +18,10 @@ import pytest
 
 from ctxbench.harness.config import DEFAULT_SYSTEM_PROMPT, ModelConfig
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS
-from ctxbench.harness.models.served import choose_tokenizer, endpoint_counter, served_window
+from ctxbench.harness.models.served import served_window
+from ctxbench.harness.models.served_counting import choose_tokenizer, endpoint_counter
 from ctxbench.harness.models.text_calls import read_text_calls
-from ctxbench.harness.tokens import CalibratedCounter
+from ctxbench.harness.models.counters import CalibratedCounter
 
 URL = os.environ.get("CTXBENCH_LLAMA_SERVER", "http://127.0.0.1:8089/v1").rstrip("/")
 START = "bash examples/local-model/llama_server.sh serve --port 8089 --ctx 2048"
