@@ -13,6 +13,8 @@ from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.factors import agent_strategy_blocks
+from ctxbench.reports.notices import (SIMULATED_NOTICE, completeness_notice, estimated_usage_notice,
+                                      harness_error_notice, manifest_notices)
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
 from ctxbench.reports.frames import run_records, turns_df
 from ctxbench.reports.loading import Manifest, ResultsFolder, load_results
@@ -55,10 +57,6 @@ METHOD = ("Pairs are (task, repeat) runs with the same seed; the task is the uni
           "test on (task, repeat) pairs is a secondary figure that treats repeats as independent. MDD: smallest "
           "difference the task-level test detects with 80% power at {alpha:g}/{m}.")
 
-SIMULATED_NOTICE = ("Results from the simulated model `{model}` — a stand-in for a model, not a model: they measure "
-                    "the strategies against the simulator's attention model, not a real LLM.")
-
-
 class ReportPaths(NamedTuple):
     """Files written by write_report (a tuple: report.md first)."""
 
@@ -70,17 +68,6 @@ class ReportPaths(NamedTuple):
     """comparisons.csv; None when no paired comparison was made."""
     summary_json: Path | None = None
     """summary.json: per strategy `completion_rate`, `avg_tokens`, `avg_time_seconds`, `failures`."""
-
-
-def manifest_notices(manifest: Manifest, where: str = "") -> list[Block]:
-    """Quoted warnings that must open a report: simulated model first, then a sandbox fallback."""
-    prefix = f"{where}: " if where else ""
-    out: list[Block] = []
-    if manifest.simulated:
-        out.append(Notice(prefix + SIMULATED_NOTICE.format(model=manifest.config.get("model", {}).get("provider", "sim"))))
-    if manifest.sandbox.warning:
-        out.append(Notice(f"{prefix}Sandbox warning: {manifest.sandbox.warning}"))
-    return out
 
 
 def _pct(x: float) -> str:
@@ -180,43 +167,6 @@ def _planning_blocks(folder: ResultsFolder, reference: str, margin: float) -> li
             Table(plan_frame(rows), id="power")]
 
 
-def _harness_error_notice(runs: pd.DataFrame) -> list[Block]:
-    _, errors = split_harness_errors(runs)
-    if errors.empty:
-        return []
-    names = ", ".join(f"`{r.strategy} {r.task_id}#{r.repeat}`" for r in errors.itertuples())
-    counts, failed = runs["strategy"].value_counts(), errors["strategy"].value_counts()
-    only = [s for s in dict.fromkeys(errors["strategy"]) if counts[s] == failed[s]]
-    return [Notice(f"{len(errors)} runs ended in `harness_error` (a fault of ctxbench, not of the strategy): they "
-                   f"are left out of every rate and comparison: {names}."),
-            *[Notice(f"`{s}` has only `harness_error` runs: it is in no rate and no comparison.") for s in only]]
-
-
-def _estimated_usage_notice(runs: pd.DataFrame) -> list[Block]:
-    estimated = runs[runs["usage_estimated"].fillna(0) > 0] if "usage_estimated" in runs else runs.iloc[:0]
-    if estimated.empty:
-        return []
-    return [Notice(f"{len(estimated)} of {len(runs)} runs have estimated tokens: the endpoint reported no usage for "
-                   f"{int(estimated['usage_estimated'].sum())} of their calls, counted with the run's tokenizer "
-                   "(cached tokens unknown; `usage_estimated` in runs.jsonl).")]
-
-
-def completeness_notice(m: Manifest, runs: pd.DataFrame) -> list[Block]:
-    """A notice when the folder holds fewer runs than the experiment planned (interrupted or stopped),
-    with the count per arm; nothing for a complete folder or one that does not record its plan."""
-    if not m.runs_planned or not m.strategies:
-        return []
-    per_arm = m.runs_planned // len(m.strategies)
-    recorded = runs["strategy"].value_counts()
-    counts = [(s, int(recorded.get(s, 0))) for s in m.strategy_labels]
-    if sum(n for _, n in counts) >= m.runs_planned:
-        return []
-    arms = ", ".join(f"`{s}` {n} of {per_arm}" for s, n in counts)
-    return [Notice(f"**Incomplete experiment**: {len(runs)} of {m.runs_planned} planned runs recorded ({arms}); it "
-                   "was interrupted or stopped (`ctxbench run … --resume` continues it). Every figure below is "
-                   "from the runs recorded only.")]
-
-
 def _draw_plots(folder: ResultsFolder, summaries: list[StrategySummary], fill: pd.DataFrame,
                 plots_dir: Path) -> dict[str, Path]:
     from ctxbench.reports.plots import (plot_completion, plot_context_fill, plot_failures, plot_outcome_grid,
@@ -260,8 +210,8 @@ def _opening(folder: ResultsFolder, sequential: SequentialRecord | None) -> list
     return [
         *manifest_notices(m),
         *([] if stopped_as_planned else completeness_notice(m, runs)),
-        *_harness_error_notice(runs),
-        *_estimated_usage_notice(runs),
+        *harness_error_notice(runs),
+        *estimated_usage_notice(runs),
     ]
 
 
