@@ -10,14 +10,12 @@ from typing import Literal
 
 import pandas as pd
 
-from ctxbench.harness.errors import CantTell, InputError, Regressed
-from ctxbench.harness.records import RunResult
-from ctxbench.harness.records.results import read_results
-from ctxbench.harness.records.results_folder import MANIFEST_FILE, RUNS_FILE, read_manifest
+from ctxbench.harness.errors import CantTell, Regressed
 from ctxbench.harness.config.sequential import ArmDecision, SequentialRecord, read_sequential
 from ctxbench.reports.compare import PairedComparison, accounting_lines, compare_folders, verdict_line
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_markdown
 from ctxbench.reports.fixed import what_differs
+from ctxbench.reports.history_folder import History, find_previous_run, latest_run, read_history
 from ctxbench.reports.loading import ResultsFolder, load_results
 from ctxbench.reports.report import manifest_notices
 from ctxbench.reports.stats import bootstrap_ci, wilson_interval
@@ -216,73 +214,6 @@ def check_regressions(previous: ResultsFolder, current: ResultsFolder, token_rat
     checks = [strategy_check(c, token_ratio, decisions.get(c.strategy), level) for c in folders.comparisons]
     return RegressionCheck(previous.path, current.path, token_ratio, checks,
                            tuple(what_differs(previous.manifest, current.manifest, rounds=False)))
-
-
-@dataclass(frozen=True)
-class History:
-    """Every run of one experiment (same name) in a history folder, oldest first."""
-
-    runs: list[ResultsFolder]
-    skipped: list[str]
-    """Sub-folders left out, each with the reason."""
-
-
-def _run_folders(history: Path) -> list[Path]:
-    """The sub-folders of `history` that hold a manifest, by name."""
-    history = Path(history)
-    if not history.is_dir():
-        return []
-    return sorted(p for p in history.iterdir() if p.is_dir() and (p / MANIFEST_FILE).exists())
-
-
-def _order_key(folder: ResultsFolder) -> tuple[str, str]:
-    return folder.manifest.created, folder.path.name
-
-
-def read_history(history: Path, current: ResultsFolder) -> History:
-    """Every run folder in `history` of the same experiment (same name) as `current`, current included."""
-    runs, skipped = [], []
-    for sub in _run_folders(history):
-        if sub.resolve() == current.path.resolve():
-            runs.append(current)
-            continue
-        try:
-            folder = load_results(sub)
-        except InputError as exc:
-            skipped.append(f"`{sub.name}`: {exc}")
-            continue
-        if folder.manifest.name != current.manifest.name:
-            skipped.append(f"`{sub.name}`: another experiment ({folder.manifest.name})")
-            continue
-        runs.append(folder)
-    if all(f.path.resolve() != current.path.resolve() for f in runs):
-        runs.append(current)
-    return History(sorted(runs, key=_order_key), skipped)
-
-
-def find_previous_run(history: History, current: ResultsFolder) -> ResultsFolder | None:
-    """The latest run of the history that started before `current`."""
-    earlier = [f for f in history.runs if _order_key(f) < _order_key(current)]
-    return earlier[-1] if earlier else None
-
-
-def latest_run(history: Path, name: str) -> tuple[Path, list[RunResult]] | None:
-    """The latest readable run in `history` of the experiment called `name`, with its runs (None when
-    there is none). Reads manifests to order them, and the runs of the one chosen only."""
-    named = []
-    for sub in _run_folders(history):
-        try:
-            manifest = read_manifest(sub)
-        except InputError:
-            continue
-        if manifest.name == name:
-            named.append((manifest.created, sub.name, sub))
-    for *_, sub in sorted(named, reverse=True):
-        try:
-            return sub, read_results(sub / RUNS_FILE)
-        except InputError:
-            continue
-    return None
 
 
 def trend_frame(runs: list[ResultsFolder], latest: ResultsFolder | None = None, seed: int = 0) -> pd.DataFrame:
