@@ -127,11 +127,7 @@ class AgentRoute:
         self.retried_s += completion.retried_s
         out = self.outcome
         out.turns += 1
-        out.prompt_tokens += completion.usage.prompt_tokens
-        out.completion_tokens += completion.usage.completion_tokens
-        out.cached_tokens += completion.usage.cached_tokens
-        out.cache_write_tokens += completion.usage.cache_write_tokens
-        out.usage_estimated += completion.usage.estimated
+        out.add_usage(completion.usage)
         names = [c.name for c in completion.tool_calls] or (["bash"] if fenced_command(completion.text) else [])
         out.tool_calls.update(names)
         return completion

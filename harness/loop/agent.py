@@ -62,6 +62,14 @@ class AgentOutcome:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens + self.strategy_tokens
 
+    def add_usage(self, usage: Usage) -> None:
+        """One model call's tokens, as the endpoint reported them, into the run's totals."""
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.cached_tokens += usage.cached_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
+        self.usage_estimated += usage.estimated
+
 
 class Agent:
     """One run's loop. Fatal model errors and harness bugs propagate; every other stop is recorded."""
@@ -149,11 +157,7 @@ class Agent:
                               True, "error", index)
             return Turn(index, "", (call,), (obs,)), 1, False
         out.cut_replies += completion.finish_reason == "length"
-        out.usage_estimated += completion.usage.estimated
-        out.prompt_tokens += completion.usage.prompt_tokens
-        out.completion_tokens += completion.usage.completion_tokens
-        out.cached_tokens += completion.usage.cached_tokens
-        out.cache_write_tokens += completion.usage.cache_write_tokens
+        out.add_usage(completion.usage)
         t1 = time.monotonic()
         results = [self.toolbox.execute(c, index) for c in completion.tool_calls]
         out.tool_s += time.monotonic() - t1

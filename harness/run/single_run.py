@@ -229,11 +229,7 @@ def _outcome_from_transcript(path: Path, history: History) -> AgentOutcome:
         return out
     for turn in turns:
         out.turns += 1
-        out.prompt_tokens += turn.usage.prompt_tokens
-        out.completion_tokens += turn.usage.completion_tokens
-        out.cached_tokens += turn.usage.cached_tokens
-        out.cache_write_tokens += turn.usage.cache_write_tokens
-        out.usage_estimated += turn.usage.estimated
+        out.add_usage(turn.usage)
         out.strategy_tokens += turn.ledger.strategy_tokens
         out.strategy_completion_tokens += turn.ledger.strategy_completion_tokens
         out.peak_context_tokens = max(out.peak_context_tokens, turn.context_tokens)
