@@ -3,7 +3,7 @@
 Every strategy and the ledger count through one interface: `count(text)`, `count_message(m)`,
 `count_messages(ms)` and `count_tools(tools)`, with `count_messages(ms) == REPLY_PRIMING +
 sum(count_message(m) for m in ms)` so that a ledger's components add up to its request, and a
-request's prompt is `count_messages(ms) + count_tools(tools)`. `model.tokenizer` picks the counter:
+request's prompt is `count_prompt(ms, tools) == count_messages(ms) + count_tools(tools)`. `model.tokenizer` picks the counter:
 
 - a tiktoken encoding name (`TokenCounter`): tiktoken's tokens and a fixed overhead per message.
   Fast and offline, but not the tokens of a model served by llama.cpp or vLLM (Qwen's tokenizer, for
@@ -110,6 +110,10 @@ class TokenCounter:
     def count_messages(self, messages: list[dict[str, Any]]) -> int:
         """Tokens of a whole request's messages."""
         return REPLY_PRIMING + sum(self.count_message(m) for m in messages)
+
+    def count_prompt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        """A request's prompt tokens: its messages and the tool schemas sent with them."""
+        return self.count_messages(messages) + self.count_tools(tools)
 
     def count_tools(self, tools: list[dict[str, Any]]) -> int:
         """Tokens taken by the tool schemas sent with every request."""

@@ -82,7 +82,7 @@ class AgentRoute:
                 raise
             self.recorder.release(self.hook.history)
             counter = self.hook.counter
-            tokens = counter.count_messages(context.messages) + counter.count_tools(tools)
+            tokens = counter.count_prompt(context.messages, tools)
             count_context(self.outcome, context, tokens)
             completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools)
         except MODEL_FAILURES as exc:

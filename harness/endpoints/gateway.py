@@ -275,7 +275,7 @@ class Gateway:
         recorder = conversation.recorder
         if recorder is None:
             return None
-        tokens = self.counter.count_messages(context.messages) + self.counter.count_tools(tools)
+        tokens = self.counter.count_prompt(context.messages, tools)
         return recorder.turn(index, context, tokens, completion.text, completion.tool_calls, completion.usage,
                              request_messages=len(messages),
                              own_context=own_context(messages, fingerprints(messages), conversation.previous))

@@ -122,7 +122,7 @@ class Agent:
         except (TransientModelError, MalformedOutput) as exc:  # the strategy's own model call; fatal ones propagate
             _count_spent(out, exc)
             raise ModelFailed(f"in the strategy's build: {exc}") from exc
-        tokens = self.budget.counter.count_messages(context.messages) + self.budget.counter.count_tools(TOOL_SCHEMAS)
+        tokens = self.budget.counter.count_prompt(context.messages, TOOL_SCHEMAS)
         count_context(out, context, tokens)
         return context, tokens
 

@@ -187,7 +187,7 @@ class EndpointModel:
             self._counter = TokenCounter(self.config.tokenizer)
         counter = self._counter
         emitted = counter.count(text) + sum(counter.count(c.name) + counter.count(c.arguments) for c in calls)
-        return Usage(counter.count_messages(messages) + counter.count_tools(tools), emitted, estimated=True)
+        return Usage(counter.count_prompt(messages, tools), emitted, estimated=True)
 
 
 def call_with_retries(config: ModelConfig, where: str, attempt: Callable[[], Completion]) -> Completion:

@@ -152,7 +152,7 @@ class SimModel:
         """What a request is, read as `messages`: its prompt tokens (checked against the window), its
         digest (of `identity`, default the messages), the random draws it seeds, and the tokens the
         prompt cache serves."""
-        prompt = self.counter.count_messages(messages) + self.counter.count_tools(tools)
+        prompt = self.counter.count_prompt(messages, tools)
         self._check_window(prompt)
         digest = hashlib.sha256(json.dumps([self.seed, messages if identity is None else identity],
                                            sort_keys=True).encode()).hexdigest()
