@@ -145,7 +145,7 @@ def _contained(run: ExternalRun, ws: Workspace, folder: Path, statement: Path, t
            "OPENAI_API_KEY": token, "ANTHROPIC_API_KEY": token, "CTXBENCH_MODEL": model_name}
     placeholders = folder / "placeholders.json"
     placeholders.write_text(json.dumps({"values": values, "env": sorted(set(agent.env) - {
-        "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CTXBENCH_MODEL"})}), encoding="utf-8")
+        "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CTXBENCH_MODEL"}), "home_files": agent.home_files}), encoding="utf-8")
     argv = [sys.executable, "-I", "-c", _RELAY_SOURCE, str(folder / "gateway.sock"), str(statement),
             str(folder / "stop"), str(placeholders), "--", *agent.command]
     sandbox = dataclasses.replace(run.sandbox, keep=kept_folders(agent.command, python))

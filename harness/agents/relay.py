@@ -15,7 +15,8 @@ Once the gateway has ended the run (a limit was reached) it writes the stop file
 
     python -I -c SOURCE SOCKET STATEMENT_FILE STOP_FILE PLACEHOLDERS_FILE -- COMMAND...
 
-PLACEHOLDERS_FILE is JSON: {"values": {NAME: VALUE}, "env": [VARIABLE, ...]}.
+PLACEHOLDERS_FILE is JSON: {"values": {NAME: VALUE}, "env": [VARIABLE, ...], "home_files": {PATH: TEXT}};
+each home file is written, its placeholders filled, under `$HOME` before the agent starts.
 """
 
 import json
@@ -100,6 +101,11 @@ def main(argv: list[str]) -> int:
     env.update({"OPENAI_BASE_URL": base_url, "OPENAI_API_BASE": base_url,
                 "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1")})
     command = [fill(word, values) for word in command]
+    for name, text in placeholders.get("home_files", {}).items():
+        path = os.path.join(env["HOME"], name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(fill(text, values))
     with open(statement_file, "rb") as statement:
         try:
             agent = subprocess.Popen(command, stdin=statement, env=env)

@@ -136,6 +136,7 @@ def agent_fixed_variable(config: ExperimentConfig, agents: dict[str, AgentSpec])
 
 def _agent_hash(agent: AgentSpec) -> str:
     return config_hash({"command": agent.command, "env": agent.env, "version": _version(agent),
+                        **({"home_files": agent.home_files} if agent.home_files else {}),
                         "config_files": [Path(f).read_bytes().hex() for f in agent.config_files]})
 
 

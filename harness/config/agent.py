@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -36,6 +36,7 @@ class AgentSpec(BaseModel):
     version_command: list[str] | None = Field(None, min_length=1, description="Prints the agent's installed version; its output is a fixed variable.")
     config_files: list[str] = Field(default_factory=list, description="The agent's own config files (relative to the experiment file): their content is a fixed variable.")
     install: str | None = Field(None, description="How to install the agent, said with the error when its program is not there (not a fixed variable).")
+    home_files: dict[str, str] = Field(default_factory=dict, description="Files written in the agent's private home folder before it starts: a path relative to that folder, and its text (placeholders allowed, `{base_url}` included). A fixed variable.")
 
     @model_validator(mode="before")
     @classmethod
@@ -49,7 +50,7 @@ class AgentSpec(BaseModel):
     @model_validator(mode="after")
     def _builtin_has_no_settings(self) -> AgentSpec:
         if self.command is None:
-            given = [k for k in ("env", "version_command", "config_files", "install") if getattr(self, k)]
+            given = [k for k in ("env", "version_command", "config_files", "install", "home_files") if getattr(self, k)]
             if given:
                 raise ValueError(f"{', '.join(given)} need a `command` (the builtin loop takes none)")
         return self
@@ -57,11 +58,21 @@ class AgentSpec(BaseModel):
     @model_validator(mode="after")
     def _known_placeholders(self) -> AgentSpec:
         known = (*PLACEHOLDERS, *CONTAINER_PLACEHOLDERS)
-        for where, words in (("command", self.command or []), *((f"env.{k}", [v]) for k, v in self.env.items())):
+        for where, words in (("command", self.command or []), *((f"env.{k}", [v]) for k, v in self.env.items()),
+                             *((f"home_files.{k}", [v]) for k, v in self.home_files.items())):
             unknown = sorted({f"{{{m}}}" for w in words for m in PLACEHOLDER.findall(w)} - set(known))
             if unknown:
                 raise ValueError(f"{where}: unknown placeholder {', '.join(unknown)}; the known ones are "
                                  f"{', '.join(known)}")
+        return self
+
+    @model_validator(mode="after")
+    def _home_files_stay_home(self) -> AgentSpec:
+        for name in self.home_files:
+            parts = PurePosixPath(name).parts
+            if not parts or name.startswith(("/", "~")) or ".." in parts:
+                raise ValueError(f"home_files: {name!r} must be a path inside the agent's home folder "
+                                 f"(relative, without `..`)")
         return self
 
     @property

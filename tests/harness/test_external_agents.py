@@ -203,6 +203,39 @@ def test_placeholders_are_filled_in_one_pass_so_a_statement_holding_one_reaches_
     assert said == "Print {model} and {base_url} literally.|sim-coder"
 
 
+def test_home_files_are_written_in_the_agent_s_home_with_their_placeholders_filled(tmp_path):
+    statement, home = tmp_path / "statement.md", tmp_path / "home"
+    statement.write_text("Fix it.")
+    values = {"statement": "Fix it.", "statement_file": str(statement), "model": "sim-coder",
+              "workspace": str(tmp_path)}
+    files = {".tool/settings.json": '{"model": "{model}", "url": "{base_url}", "shell": "${HOME}"}'}
+    (tmp_path / "placeholders.json").write_text(json.dumps({"values": values, "env": [], "home_files": files}))
+    show = "import os, sys; print(open(os.path.expanduser('~/.tool/settings.json')).read())"
+    done = subprocess.run([sys.executable, "-I", "-c", inspect.getsource(relay), str(tmp_path / "no.sock"),
+                           str(statement), str(tmp_path / "stop"), str(tmp_path / "placeholders.json"), "--",
+                           sys.executable, "-c", show], env={**os.environ, "HOME": str(home)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads(done.stdout)
+    assert settings["model"] == "sim-coder" and settings["shell"] == "${HOME}"
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/v1", settings["url"])
+
+
+@pytest.mark.parametrize("name", ["../escape.json", "/etc/x.json", "a/../../b"])
+def test_a_home_file_outside_the_home_folder_is_refused(tmp_path, name):
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": ["true"], "home_files": {name: "x"}}))
+    assert_refused(result, out, "home_files", "inside the agent's home folder")
+
+
+def test_an_agent_reads_its_home_files_in_a_run(tmp_path):
+    reader = "import os, sys; sys.exit(0 if open(os.path.expanduser('~/.agent/conf')).read() == 'model=' + os.environ['CTXBENCH_MODEL'] else 3)"
+    result, out = run(tmp_path, experiment(tmp_path, agent={"command": [sys.executable, "-c", reader],
+                                                            "home_files": {".agent/conf": "model={model}"}}))
+    assert result.exit_code == 0, result.output
+    [r] = records(out)
+    assert r["failure_reason"] != "agent_error", r
+
+
 @pytest.mark.parametrize("agent", [{"command": ["true", "{nosuch}"]}, {"command": ["true"], "env": {"X": "a{nosuch}"}}])
 def test_an_unknown_placeholder_is_refused_naming_the_known_ones(tmp_path, agent):
     result, out = run(tmp_path, experiment(tmp_path, agent=agent))
