@@ -94,10 +94,8 @@ def strategies_report(run_dir: str | Path, reference: str, candidate: str, margi
         InputError: not a results folder, or a strategy has no runs there.
     """
     folder = load_results(run_dir)
-    missing = [s for s in (reference, candidate) if s not in folder.strategies]
-    if missing:
-        raise InputError(f"{folder.path}: no runs of {', '.join(repr(s) for s in missing)}; "
-                         f"strategies: {', '.join(folder.strategies)}")
+    folder.check_strategy(reference, "reference strategy")
+    folder.check_strategy(candidate)
     if reference == candidate:
         raise InputError(f"--strategies names `{reference}` twice: give two different strategies")
     runs = folder.runs[folder.runs["strategy"].isin([reference, candidate])]

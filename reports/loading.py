@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ctxbench.harness.errors import InputError, validation_problems
+from ctxbench.harness.errors import InputError, did_you_mean, validation_problems
 from ctxbench.harness.records import Manifest, RunResult, SandboxInfo
 from ctxbench.harness.records.results import read_results
 from ctxbench.harness.records.results_folder import read_manifest
@@ -31,6 +31,17 @@ class ResultsFolder:
         seen = list(dict.fromkeys(self.runs["strategy"]))
         return [s for s in self.manifest.strategy_labels if s in seen] + [
             s for s in seen if s not in self.manifest.strategy_labels]
+
+    def check_strategy(self, name: str, what: str = "strategy") -> str:
+        """`name` when it names a strategy with runs here.
+
+        Raises:
+            InputError: it does not; the one line says "did you mean" and lists the strategies.
+        """
+        if name not in self.strategies:
+            raise InputError(f"{self.path}: no runs of the {what} {name!r}{did_you_mean(name, self.strategies)} "
+                             f"(strategies: {', '.join(self.strategies)})")
+        return name
 
 
 def runs_frame(results: list[RunResult]) -> pd.DataFrame:

@@ -219,7 +219,8 @@ def plan_sentence(r: PlanRow) -> str:
 def plan_text(folder: ResultsFolder, difference: float, reference: str = "baseline", alpha: float = 0.05,
               power: float = 0.8) -> str:
     """What `ctxbench plan` prints: one sentence per candidate and how the figures were obtained."""
-    rows = plan_rows(folder.runs, reference, difference, folder.strategies, alpha, power)
+    rows = plan_rows(folder.runs, folder.check_strategy(reference, "reference strategy"), difference,
+                     folder.strategies, alpha, power)
     if not rows:
         raise InputError(f"{folder.path}: no strategy shares a (task, repeat) pair with `{reference}`")
     lines = [f"Pilot `{folder.path}` ({folder.manifest.name}); to detect {difference * 100:g} pts of completion "

@@ -9,7 +9,6 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedComparison, accounting_lines, comparison_csv,
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.factors import agent_strategy_blocks
@@ -331,10 +330,7 @@ def check_reference(folder: ResultsFolder, reference: str | None) -> str:
             return DEFAULT_REFERENCE
         arms = [s.key for s in folder.manifest.strategies if s.name == DEFAULT_REFERENCE and s.key in folder.strategies]
         return arms[0] if arms else DEFAULT_REFERENCE
-    if reference not in folder.strategies:
-        raise InputError(f"{folder.path}: no runs of the reference strategy {reference!r}"
-                         f"{did_you_mean(reference, folder.strategies)} (strategies: {', '.join(folder.strategies)})")
-    return reference
+    return folder.check_strategy(reference, "reference strategy")
 
 
 def write_report(run_dir: str | Path, reference: str | None = None, margin: float = MARGIN,

@@ -166,7 +166,7 @@ def test_compare_two_strategies_of_one_folder(tmp_path, build):
     assert "# ctxbench compare — `lean` against `baseline`" in result.output
     assert "`lean` vs `baseline`: " in result.output and "margin 10 pts" in result.output
     bad = runner.invoke(cli, ["compare", str(folder), "--strategies", "baseline", "nope"])
-    assert bad.exit_code == 2 and "no runs of 'nope'" in bad.output
+    assert bad.exit_code == 2 and "no runs of the strategy 'nope'" in bad.output
     neither = runner.invoke(cli, ["compare", str(folder)])
     assert neither.exit_code == 2 and "--strategies" in neither.output
 
@@ -194,10 +194,27 @@ def test_plan_command_answers_how_many_runs(tmp_path, build):
     assert "`lean` vs `baseline`: this design (10 tasks × 3 repeats) detects" in result.output
     assert "5 pts needs" in result.output and "runs per strategy" in result.output
     assert result.output.startswith("Figures from the simulated model")
-    for args, message in ((["--reference", "nope"], "reference strategy 'nope' has no runs"),
+    for args, message in ((["--reference", "nope"], "no runs of the reference strategy 'nope'"),
                           (["--difference", "0"], "--difference")):
         bad = runner.invoke(cli, ["plan", str(folder), *args])
         assert bad.exit_code == 2 and message in bad.output, bad.output
+
+
+@pytest.mark.parametrize("args", [["compare", "--strategies", "baseline", "leen"],
+                                  ["compare", "--strategies", "baselin", "lean"],
+                                  ["plan", "--reference", "leen"]])
+def test_an_unknown_strategy_name_says_did_you_mean_in_one_error_line(tmp_path, build, args):
+    runs = tasks_grid(build, "baseline", [3, 2, 1]) + tasks_grid(build, "lean", [3, 2, 0])
+    folder = build.write_folder(tmp_path / "r", runs, build.manifest(["baseline", "lean"]))
+    before = sorted(p.name for p in folder.iterdir())
+    result = CliRunner().invoke(cli, [args[0], str(folder), *args[1:]])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    wrong = next(a for a in args if a in ("leen", "baselin"))
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "no runs of the " in lines[0]
+    assert f"{wrong!r}; did you mean {'lean' if wrong == 'leen' else 'baseline'!r}?" in lines[0]
+    assert "(strategies: baseline, lean)" in lines[0]
+    assert sorted(p.name for p in folder.iterdir()) == before
 
 
 def test_experiment_id_names_the_experiment_beside_the_fixed_hash(tmp_path):
