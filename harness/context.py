@@ -10,11 +10,20 @@ from ctxbench.harness.records import Component, ContextLedger, StrategyAction
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter
 
 __all__ = ["Budget", "fixed_tokens", "Component", "StrategyAction", "ContextLedger", "Context", "ContextOverflow",
-           "conversation_problems", "well_formed", "MISSING_RESULT"]
+           "overflow_error", "conversation_problems", "well_formed", "MISSING_RESULT"]
 
 
 class ContextOverflow(Exception):
     """The context cannot be made to fit (pinned content alone, or after every eviction)."""
+
+
+def overflow_error(exc: Exception) -> str:
+    """The `error` of a run that ended `context_overflow`: whether the strategy refused (a
+    `ContextOverflow`: its budget could not hold the context) or the server did (the request was over
+    the model's window), then the exception's words."""
+    if isinstance(exc, ContextOverflow):
+        return f"the strategy refused: its context does not fit its budget: {exc}"
+    return f"the server refused the request as over the model's context window: {exc}"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from ctxbench.harness.config import Limits
-from ctxbench.harness.context import Budget, Context, ContextOverflow
+from ctxbench.harness.context import Budget, Context, ContextOverflow, overflow_error
 from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, MalformedOutput, RequestRefused,
                                         TransientModelError)
 from ctxbench.harness.pricing import Prices
@@ -115,7 +115,7 @@ class Agent:
             context = self.strategy.build(out.history, self.budget)
         except (ContextOverflow, ContextLengthExceeded) as exc:
             _count_spent(out, exc)
-            raise ContextOverflowed(str(exc)) from exc
+            raise ContextOverflowed(overflow_error(exc)) from exc
         except RequestRefused as exc:
             _count_spent(out, exc)
             raise Refused(f"in the strategy's build: {exc}") from exc
@@ -138,7 +138,7 @@ class Agent:
                 self.budget.counter.observe(context.messages, TOOL_SCHEMAS, completion.usage.prompt_tokens)
             return completion, ""
         except ContextLengthExceeded as exc:
-            raise ContextOverflowed(str(exc)) from exc
+            raise ContextOverflowed(overflow_error(exc)) from exc
         except TransientModelError as exc:
             raise ModelFailed(str(exc)) from exc
         except RequestRefused as exc:

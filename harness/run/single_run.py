@@ -192,7 +192,8 @@ def _judged_result(ctx: RunContext, task: Task, ws: Workspace, outcome: AgentOut
         own_rewrites=outcome.own_rewrites, cut_replies=outcome.cut_replies, tests=dict(evaluation.tests),
         patch=scrub(patch),
         workspace=_kept(ctx, ws), grader="swebench" if evaluation.grader == "swebench" else None,
-        error=(scrub(outcome.detail) if reason in ("model_error", "request_refused", "agent_error")
+        error=(scrub(outcome.detail) if reason in ("model_error", "request_refused", "agent_error",
+                                                   "context_overflow")
                else _taskset_fault_message(fault)),
     )
 

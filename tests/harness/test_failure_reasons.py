@@ -74,6 +74,9 @@ def test_each_failure_reason_is_produced(experiment_file, tmp_path, smoke_dir, e
         assert "a bug in the harness" in result.error
     if expected == "request_refused":
         assert "Cannot have 2 or more assistant messages" in result.error
+    if expected == "context_overflow":
+        assert result.error == ("the server refused the request as over the model's context window: maximum context "
+                                "length is 8192 tokens")
     if expected == "agent_error":
         assert "exit code 3" in result.error and "the agent failed" in result.error
     if expected == "taskset_error":
@@ -89,6 +92,17 @@ def test_each_failure_reason_is_produced(experiment_file, tmp_path, smoke_dir, e
     if expected == "regression":
         assert result.tests["tests/test_stats.py::test_mean"] == "failed"
         assert all(result.tests[t] == "passed" for t in ("tests/test_stats.py::test_median_even_length",))
+
+
+def test_a_context_overflow_the_strategy_refused_says_so_in_error(experiment_file, tmp_path):
+    """The strategy's budget, not the server, ended the run: `error` tells the two apart."""
+    reads = [("read_file", {"path": p}) for p in ("calc/stats.py", "calc/ops.py", "calc/units.py", "calc/__init__.py")]
+    overrides = {"strategies": "[{name: summarizer, params: {keep_recent: 30}}]", "model.context_window": 4000,
+                 "model.max_output_tokens": 256}
+    result, model = run_script(experiment_file, tmp_path, reads, overrides)
+    assert result.failure_reason == "context_overflow" and model.calls == 3
+    assert result.error.startswith("the strategy refused: its context does not fit its budget: summarizer: task + "
+                                   "summary + last 3 turns take "), result.error
 
 
 def test_every_reason_has_a_script():
