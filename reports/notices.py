@@ -1,5 +1,5 @@
-"""The notices that open a report: a simulated model, a sandbox fallback, an incomplete experiment,
-runs that ended in `harness_error`, runs whose tokens are estimated."""
+"""The notices that open a report: a simulated model, a sandbox fallback, arms left out for an agent not
+installed, an incomplete experiment, runs that ended in `harness_error`, runs whose tokens are estimated."""
 
 from __future__ import annotations
 
@@ -24,6 +24,10 @@ def manifest_notices(manifest: Manifest, where: str = "") -> list[Block]:
         out.append(Notice(prefix + SIMULATED_NOTICE.format(model=manifest.config.get("model", {}).get("provider", "sim"))))
     if manifest.sandbox.warning:
         out.append(Notice(f"{prefix}Sandbox warning: {manifest.sandbox.warning}"))
+    if manifest.left_out:
+        arms = "; ".join(f"`{arm}` ({install})" for arm, install in manifest.left_out.items())
+        out.append(Notice(f"{prefix}Left out with `--available`, their agent not installed: {arms}. "
+                          "The experiment file has more arms than this report compares."))
     return out
 
 

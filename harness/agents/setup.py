@@ -12,9 +12,13 @@ from ctxbench.harness.config.agent import AgentSpec
 from ctxbench.harness.config import ExperimentConfig, config_hash
 from ctxbench.harness.errors import InputError
 
-__all__ = ["resolve_agents", "agent_fixed_variable"]
+__all__ = ["resolve_agents", "installed_arms", "agent_fixed_variable", "AgentMissing"]
 
 VERSION_TIMEOUT_S = 60.0
+
+
+class AgentMissing(InputError):
+    """An arm's agent program is not installed (not on PATH, or no file where its path points)."""
 
 
 def resolve_agents(config: ExperimentConfig, config_dir: Path) -> dict[str, AgentSpec]:
@@ -23,29 +27,64 @@ def resolve_agents(config: ExperimentConfig, config_dir: Path) -> dict[str, Agen
 
     Raises:
         InputError: a program that does not exist or cannot be executed, a config file that cannot be
-            read, or a version command that fails.
+            read, or a version command that fails; every agent that is not installed is named at once,
+            each with its install line.
     """
     resolved: dict[str, AgentSpec] = {}
     seen: dict[str, AgentSpec] = {}
+    missing: dict[str, str] = {}
+    arms_missing = 0
     for arm in config.strategies:
         agent = config.agent_of(arm)
         if agent.builtin:
             continue
-        key = agent.model_dump_json()
-        if key not in seen:
-            seen[key] = _resolve(agent, config_dir, f"strategies[{arm.key}].agent" if arm.agent else "agent")
-        resolved[arm.key] = seen[key]
+        key, program = agent.model_dump_json(), agent.command[0] if agent.command else ""
+        if key not in seen and program not in missing:  # a program not installed is said once
+            try:
+                seen[key] = _resolve(agent, config_dir, f"strategies[{arm.key}].agent" if arm.agent else "agent")
+            except AgentMissing as exc:
+                missing[program] = str(exc)
+        if key in seen:
+            resolved[arm.key] = seen[key]
+        arms_missing += program in missing
+    if missing:
+        others = arms_missing < len(config.strategies)  # some arm would still run
+        hint = ["--available leaves out the arms whose agent is not installed"] if others else []
+        raise AgentMissing(*missing.values(), *hint)
     return resolved
+
+
+def installed_arms(config: ExperimentConfig, config_dir: Path) -> tuple[ExperimentConfig, dict[str, str]]:
+    """The experiment without the arms whose agent is not installed, and those arms (key -> how to
+    install their agent): `--available`.
+
+    Raises:
+        InputError: no arm's agent is installed.
+    """
+    left_out: dict[str, str] = {}
+    for arm in config.strategies:
+        agent = config.agent_of(arm)
+        if agent.builtin:
+            continue
+        assert agent.command is not None
+        try:
+            _program(agent.command[0], config_dir, "agent")
+        except AgentMissing:
+            left_out[arm.key] = agent.install or f"{agent.command[0]} is not installed"
+    kept = [arm for arm in config.strategies if arm.key not in left_out]
+    if not kept:
+        raise InputError(f"--available: no arm's agent is installed ({', '.join(left_out)})")
+    return config.model_copy(update={"strategies": kept}), left_out
 
 
 def _resolve(agent: AgentSpec, config_dir: Path, where: str) -> AgentSpec:
     assert agent.command is not None
     try:
         program = _program(agent.command[0], config_dir, where)
-    except InputError as exc:
+    except AgentMissing as exc:
         if agent.install is None:
             raise
-        raise InputError(f"{exc}; install it: {agent.install}") from None
+        raise AgentMissing(f"{exc}; install it: {agent.install}") from None
     words = [program, *(_absolute(w, config_dir) for w in agent.command[1:])]
     _check_script(agent.command, words, where)
     for name in agent.config_files:
@@ -69,11 +108,11 @@ def _program(word: str, config_dir: Path, where: str) -> str:
     if "/" not in expanded:
         found = shutil.which(expanded)
         if found is None:
-            raise InputError(f"{where}.command: {word!r} is not a program on PATH")
+            raise AgentMissing(f"{where}.command: {word!r} is not a program on PATH")
         return _interpreter(found, where) if expanded.startswith("python") else found
     path = (config_dir / expanded).absolute()
     if not path.exists():
-        raise InputError(f"{where}.command: {path} does not exist")
+        raise AgentMissing(f"{where}.command: {path} does not exist")
     if path.is_dir() or not os.access(path, os.X_OK):
         raise InputError(f"{where}.command: {path} is not an executable file")
     return str(path)

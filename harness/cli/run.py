@@ -28,9 +28,11 @@ from ctxbench.harness.run.runner import RunContext
               help="Run in rounds and stop each strategy once it is decided against the reference (the "
                    "`sequential:` block of the config, or its defaults).")
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
+@click.option("--available", is_flag=True,
+              help="Leave out the arms whose agent is not installed (said here and in the report) instead of refusing.")
 def run(experiment: Path, output: Path | None, repeats: int | None, workers: int | None,
         overrides: tuple[str, ...], strategies: list[str] | None, resume: bool, until_decided: bool,
-        no_report: bool, **shortcuts: object) -> None:
+        no_report: bool, available: bool, **shortcuts: object) -> None:
     """Run EXPERIMENT (a YAML file, or a built-in name such as `quickstart`): every strategy x task x repeat."""
     from ctxbench.harness.cli.summary import print_summary  # no pandas: the report's libraries load only for it
     from ctxbench.harness.run.runner import load_experiment, prepare, run_experiment
@@ -50,7 +52,10 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         check_sequential(config, "--until-decided" if until_decided else "sequential")
     if resume and output is None and config.output_dir is None:
         raise InputError("--resume needs --output DIR (or output_dir in the config)")
-    ctx = prepare(config, path.parent.resolve(), output)
+    ctx = prepare(config, path.parent.resolve(), output, available=available)
+    config = ctx.config
+    for arm, install in ctx.left_out.items():
+        click.echo(f"ctxbench: left out {arm}: its agent is not installed ({install})", err=True)
     if resume:
         check_resumable(ctx)
     rounds = "" if config.sequential is None else ", in rounds until decided"
@@ -60,7 +65,8 @@ def run(experiment: Path, output: Path | None, repeats: int | None, workers: int
         click.echo(f"ctxbench: {design_line(config, len(ctx.taskset.tasks))}", err=True)
     if config.model.provider == "sim":
         click.echo("ctxbench: model `sim` is the built-in simulator, a stand-in for a model, not a model.", err=True)
-    again = resume_command(experiment, extra, strategies, ctx.output_dir) + (" --until-decided" if until_decided else "")
+    again = (resume_command(experiment, extra, strategies, ctx.output_dir) + (" --until-decided" if until_decided else "")
+             + (" --available" if available else ""))
     try:
         results = (run_experiment(ctx, resume=resume) if config.sequential is None
                    else run_sequential(ctx, resume=resume))

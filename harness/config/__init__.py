@@ -13,6 +13,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandle
                       model_validator)
 
 from ctxbench.harness.config.agent import AgentSpec, arm_key
+from ctxbench.harness.config.borrow import borrow_agents
 from ctxbench.harness.config.model import ModelConfig, Pricing, SimParams, Strict as _Strict
 from ctxbench.harness.errors import InputError, did_you_mean, validation_details
 from ctxbench.harness.config.sequential import SequentialConfig
@@ -296,11 +297,12 @@ def load_config(path: str | Path, overrides: list[str] | None = None,
     data = read_yaml(path, "experiment file")
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
+    borrowed = borrow_agents(data, path, resolve_experiment_path)
     _taskset_shorthand(data)
     if strategies:
         data["strategies"] = select_strategies(data.get("strategies"), strategies)
     set_problems = _apply_overrides(data, overrides or [])
-    problems: list[tuple[str, str]] = []
+    problems: list[tuple[str, str]] = [(f"{key}.from", msg) for key, msg in borrowed]
     config = None
     try:
         config = ExperimentConfig.model_validate(data)

@@ -154,6 +154,8 @@ class Manifest(_Record):
     pricing: dict[str, Any] | None = Field(None, description="$ per million tokens (input, cached_input, "
                                                              "cache_write, output) and their source.")
     runs_planned: int = Field(0, description="strategies x tasks x repeats.")
+    left_out: dict[str, str] = Field(default_factory=dict, description="Arms of the experiment file left out "
+                                     "because their agent is not installed (`--available`): arm -> how to install it.")
     concurrency: dict[str, Any] | None = Field(None, description="Endpoint -> its model calls in flight: `limit` "
                                                "(now), `ceiling`, `lowest`, `peak_in_flight`, `throttled` (429/503 "
                                                "answers); updated while the experiment runs.")

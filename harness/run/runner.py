@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from ctxbench.harness.agents.setup import agent_fixed_variable, resolve_agents
+from ctxbench.harness.agents.setup import agent_fixed_variable, installed_arms, resolve_agents
 from ctxbench.harness.config import ExperimentConfig, config_hash, load_config, resolve_experiment_path
 from ctxbench.harness.context import ContextOverflow
 from ctxbench.harness.errors import ExperimentAborted, InputError
@@ -80,8 +80,11 @@ def experiment_hash(config: ExperimentConfig, fixed: dict[str, str]) -> str:
     return config_hash({"name": config.name, "config": resolved, "taskset": fixed.get("taskset")})[:16]
 
 
-def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None = None) -> RunContext:
-    """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget."""
+def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None = None,
+            available: bool = False) -> RunContext:
+    """Resolve the taskset, system prompt, interpreter and sandbox; check every strategy's budget.
+    `available` leaves out the arms whose agent is not installed (`RunContext.left_out`) instead of
+    refusing the experiment."""
     if config.model.provider != "sim":  # first: an endpoint that is down fails within seconds
         check_upstream(config.model)
         config, notes = served_model(config)
@@ -89,6 +92,9 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
             print(f"ctxbench: {note}", file=sys.stderr)
     if shutil.which("git") is None:
         raise InputError("git is not on PATH: every run's workspace is a git repository (Debian: apt-get install git)")
+    left_out: dict[str, str] = {}
+    if available:
+        config, left_out = installed_arms(config, config_dir)
     agents = resolve_agents(config, config_dir)  # an agent that is not installed fails before any other work
     spec = config.taskset
     path = resolve_taskset_path(spec.path, config_dir)
@@ -123,7 +129,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
         check_ray(config.ray_address)
     return RunContext(config, taskset, system_prompt, interpreters,
                       choose_sandbox(config.sandbox, hide=(*taskset.folders(), repos, out)), out, experiment_id, fixed,
-                      resolve_prices(config.model), agents)
+                      resolve_prices(config.model), agents, left_out)
 
 
 def _stamp() -> str:
@@ -163,6 +169,7 @@ def manifest_for(ctx: RunContext) -> Manifest:
         simulated=config.model.provider == "sim",
         pricing=ctx.prices.as_dict() if ctx.prices else None,
         runs_planned=len(plan_runs(config, ctx.taskset)),
+        left_out=ctx.left_out,
     )
 
 

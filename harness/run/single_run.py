@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxbench.harness.loop.agent import AgentOutcome, run_agent
 from ctxbench.harness.config.agent import AgentSpec
-from ctxbench.harness.config import ExperimentConfig, ModelConfig
+from ctxbench.harness.config import ExperimentConfig
 from ctxbench.harness.context import Budget, fixed_tokens
 from ctxbench.harness.agents.external import ExternalRun, run_external
 from ctxbench.harness.records.failures import classify_failure
@@ -25,9 +25,7 @@ from ctxbench.harness.records import History, RunResult, Task, Taskset, Transcri
 from ctxbench.harness.redact import remember_key_variable, scrub
 from ctxbench.harness.records.results_folder import transcript_path
 from ctxbench.harness.sandbox import Sandbox
-from ctxbench.harness.models.served_counting import endpoint_counter
-from ctxbench.harness.models.counters import CalibratedCounter
-from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.models.served_counting import counter_for, model_counter
 from ctxbench.harness.loop.tools import TOOL_SCHEMAS, Toolbox
 from ctxbench.harness.records.transcript import TranscriptWriter, compress_transcript, read_transcript
 from ctxbench.harness.tasks.validate import base_collection_failure
@@ -73,6 +71,9 @@ class RunContext:
     """What a run's tokens cost (None: unknown, cost_usd left empty)."""
     agents: dict[str, AgentSpec] = dataclasses.field(default_factory=dict)
     """Arm key -> the external agent it runs (resolved); arms not here run the builtin loop."""
+    left_out: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Arms of the experiment file left out because their agent is not installed (`--available`): key ->
+    how to install it."""
 
 
 @dataclass(frozen=True)
@@ -88,29 +89,10 @@ def run_seed(experiment_seed: int, task_id: str, repeat: int) -> int:
     return int(hashlib.sha256(f"{experiment_seed}:{task_id}:{repeat}".encode()).hexdigest()[:8], 16)
 
 
-_COUNTERS: dict[str, TokenCounter] = {}
-
-
-def counter_for(name: str) -> TokenCounter:
-    """One tiktoken counter (and cache) per encoding per process."""
-    if name not in _COUNTERS:
-        _COUNTERS[name] = TokenCounter(name)
-    return _COUNTERS[name]
-
-
-def model_counter(model: ModelConfig) -> TokenCounter:
-    """The counter of a run's budget, in the model's own tokens where `model.tokenizer` says so: the
-    endpoint's (one per process and endpoint, its caches shared by the runs in flight), a calibrated one
-    (one per run: it learns the run's ratio from the usage each reply reports), else tiktoken's."""
-    if model.tokenizer == "endpoint":
-        return endpoint_counter(model, TOOL_SCHEMAS)
-    if model.tokenizer == "calibrated":
-        return CalibratedCounter()
-    return counter_for(model.tokenizer)
-
-
 def make_budget(config: ExperimentConfig, system_prompt: str) -> Budget:
-    counter = model_counter(config.model)
+    """A run's budget, counted as `model.tokenizer` says (`model_counter`: a calibrated counter is the
+    run's own)."""
+    counter = model_counter(config.model, TOOL_SCHEMAS)
     return Budget(config.model.window, config.model.max_output_tokens,
                   fixed_tokens(counter, system_prompt, TOOL_SCHEMAS), counter)
 
