@@ -1,0 +1,44 @@
+"""CI: `ctxbench run agents` ran every agent for real, side by side.
+
+    python .ci/check_agents_side_by_side.py RESULTS_DIR AGENTS TASKS
+
+AGENTS arms (ctxbench's loop among them) each recorded TASKS runs, none failed for the harness's, the
+taskset's or the agent's sake, each agent resolved at least one task, every run has transcript turns
+carrying the strategy's ledger, none was left out, and the report's first table compares each agent
+with the builtin loop.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from ctxbench.reports import runs_df, turns_df
+
+
+def main(folder: Path, agents: int, tasks: int) -> list[str]:
+    runs, turns = runs_df(folder), turns_df(folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    problems = [f"left out: {arm} ({install})" for arm, install in manifest.get("left_out", {}).items()]
+    counts = runs["strategy"].value_counts()
+    if len(counts) != agents or (counts != tasks).any():
+        problems.append(f"runs per arm {counts.to_dict()}, expected {agents} arms x {tasks}")
+    failed = runs[runs["failure_reason"].isin(["harness_error", "taskset_error", "agent_error"])]
+    problems += [f"{r.run_id}: {r.failure_reason}: {str(r.error)[-300:]}" for r in failed.itertuples()]
+    resolved = runs.groupby("strategy")["resolved"].any()
+    problems += [f"{arm}: resolved no task" for arm, ok in resolved.items() if not ok]
+    for run_id in runs["run_id"]:
+        mine = turns[turns["run_id"] == run_id]
+        if mine.empty or not ((mine["context_tokens"] > 0) & (mine["tokens_system"] > 0)).all():
+            problems.append(f"{run_id}: no transcript turns with the strategy's ledger")
+    report = (folder / "report.md").read_text()
+    first_table = next(block for block in report.split("\n\n") if block.startswith("| "))
+    problems += [f"the report's first table has no row for {arm}" for arm in counts.index
+                 if arm != "builtin" and f"\n| {arm} |" not in "\n" + first_table]
+    return problems
+
+
+if __name__ == "__main__":
+    found = main(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    for problem in found:
+        print(f"{sys.argv[1]}: {problem}", file=sys.stderr)
+    sys.exit(1 if found else 0)
