@@ -115,6 +115,11 @@ class TokenCounter:
         """A request's prompt tokens: its messages and the tool schemas sent with them."""
         return self.count_messages(messages) + self.count_tools(tools)
 
+    def for_tools(self, tools: list[dict[str, Any]]) -> TokenCounter:
+        """The counter for requests that carry `tools`: this one, which counts any tools by their text
+        (an `endpoint` counter counts with one tool set and gives the one for another)."""
+        return self
+
     def count_tools(self, tools: list[dict[str, Any]]) -> int:
         """Tokens taken by the tool schemas sent with every request."""
         if not tools:

@@ -49,12 +49,12 @@ class StrategyHook:
         conversation a chat server accepts (`well_formed` repairs what a strategy left that one refuses,
         each repair in the ledger)."""
         history = self.history = history_from_messages(messages, self.test_commands)
-        fixed = fixed_tokens(self.counter, history.system_prompt, tools or [])
-        context = self.strategy.build(history, Budget(self.context_window, self.max_output_tokens, fixed,
-                                                      self.counter))
+        counter = self.counter.for_tools(tools or [])  # the agent's own tools, as the model sees them
+        fixed = fixed_tokens(counter, history.system_prompt, tools or [])
+        context = self.strategy.build(history, Budget(self.context_window, self.max_output_tokens, fixed, counter))
         if not history.system_prompt and context.messages[:1] == [history.system_message()]:
             context.messages = context.messages[1:]  # the agent sent none; ctxbench adds none
-        context.messages = well_formed(context.messages, context.ledger, self.counter.count_message)
+        context.messages = well_formed(context.messages, context.ledger, counter.count_message)
         return context
 
 

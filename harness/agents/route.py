@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.harness.loop.agent import AgentOutcome, count_context
+from ctxbench.harness.models.counters import learn_from_reply
 from ctxbench.harness.wire.conversation import fenced_command, fingerprints, history_from_messages, own_context
 from ctxbench.harness.config import Limits
 from ctxbench.harness.protocols import Completion, FatalModelError, MalformedOutput, RequestRefused
@@ -87,6 +88,7 @@ class AgentRoute:
             completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools)
         except MODEL_FAILURES as exc:
             return self._failed(exc)
+        learn_from_reply(counter, context.messages, tools, completion.usage)
         sent = fingerprints(messages)
         turn = self.recorder.turn(self.outcome.turns - 1, context, tokens, completion.text, completion.tool_calls,
                                   completion.usage, request_messages=len(messages),

@@ -46,13 +46,14 @@ from ctxbench.harness.context import Context
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.protocols import Completion
 from ctxbench.harness.models import make_upstream
+from ctxbench.harness.models.counters import learn_from_reply
+from ctxbench.harness.models.served_counting import model_counter
 from ctxbench.harness.models.sim import PromptCache, SimModel
 from ctxbench.harness.pricing import Prices, resolve_prices
 from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import Taskset, TranscriptHeader, TranscriptTurn
 from ctxbench.harness.endpoints.serve_sim import TaskFinder, unknown_task
 from ctxbench.harness.endpoints.server import after_sending
-from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder
 from ctxbench.harness.wire.base import MODEL_FAILURES, ModelRequest, Refusal, model_refusal
 from ctxbench.harness.wire.messages import marked_for
@@ -152,7 +153,7 @@ class Gateway:
             raise InputError("the sim provider needs the taskset its requests come from (--taskset)")
         self.strategy, self.params, self.model, self.taskset = strategy, params, model, taskset
         self.transcripts = transcripts
-        self.counter = TokenCounter(model.tokenizer)
+        self.counter = model_counter(model, [])  # as a run's: each request counted with its own tools
         self.prices: Prices | None = resolve_prices(model)
         self.find_task = TaskFinder(taskset.tasks) if taskset is not None else None
         self.cache = PromptCache()
@@ -193,6 +194,7 @@ class Gateway:
                     conversation.recorder.call_starts(time.monotonic())
                 completion = conversation.model.complete(
                     marked_for(conversation.model, context.messages, request.cache_marks), tools)
+                learn_from_reply(self.counter, context.messages, tools, completion.usage)
             except MODEL_FAILURES as exc:
                 self._forget(conversation)
                 return model_refusal(exc)

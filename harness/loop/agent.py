@@ -16,7 +16,7 @@ from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, Malfo
                                         TransientModelError)
 from ctxbench.harness.pricing import Prices
 from ctxbench.harness.protocols import Model, Strategy
-from ctxbench.harness.models.counters import CalibratedCounter
+from ctxbench.harness.models.counters import learn_from_reply
 from ctxbench.harness.loop.stops import (AgentStopped, ContextOverflowed, Finished, InvalidActions, Looping,
                                           ModelFailed, Refused, TimedOut, TokenBudgetSpent, TurnLimit)
 from ctxbench.harness.redact import scrub
@@ -134,8 +134,7 @@ class Agent:
         try:
             completion = self.model.complete(context.messages, TOOL_SCHEMAS)
             self.deadline += completion.retried_s  # waiting on a failing endpoint is not the agent's time
-            if isinstance(self.budget.counter, CalibratedCounter):  # counts in the model's tokens from now on
-                self.budget.counter.observe(context.messages, TOOL_SCHEMAS, completion.usage.prompt_tokens)
+            learn_from_reply(self.budget.counter, context.messages, TOOL_SCHEMAS, completion.usage)
             return completion, ""
         except ContextLengthExceeded as exc:
             raise ContextOverflowed(overflow_error(exc)) from exc

@@ -40,9 +40,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ctxbench.harness.records import Usage
 from ctxbench.harness.tokens import REPLY_PRIMING, TokenCounter, TokenizerError
 
-__all__ = ["EndpointCounter", "CalibratedCounter", "PromptCounter", "CALIBRATION_MARGIN", "MARKUP", "message_key"]
+__all__ = ["EndpointCounter", "CalibratedCounter", "PromptCounter", "CALIBRATION_MARGIN", "MARKUP", "message_key",
+           "learn_from_reply"]
 
 CALIBRATION_MARGIN = 1.25
 """`calibrated` before the endpoint has reported any prompt: its estimate times this, so that a first
@@ -87,6 +89,7 @@ def _arguments_text(arguments: Any) -> str:
 _PROBE_SYSTEM: dict[str, Any] = {"role": "system", "content": "You are a helpful assistant."}
 _PROBE_USER: dict[str, Any] = {"role": "user", "content": "Go on."}
 _PROBE_ID = "call_probe0"
+_FAMILY_LOCK = threading.Lock()
 
 
 def _probe_call(call_id: str, name: str = "probe") -> dict[str, Any]:
@@ -102,17 +105,22 @@ class EndpointCounter(TokenCounter):
     (the module's docstring says how), for requests that carry `tools`.
 
     Each text, message and frame is counted once (cached by content); one counter may serve the runs
-    of a process in threads. `for_tools` gives a counter for requests with other tools, sharing the
-    caches.
+    of a process in threads. `for_tools` gives the counter for requests with other tools (an external
+    agent's own), one per distinct tool set, sharing the server and the frame cache; `count_prompt`
+    counts a request with whichever tools it carries.
     """
 
     def __init__(self, server: PromptCounter, tools: list[dict[str, Any]] | None = None, *,
-                 name: str = "endpoint", _frames: dict[bytes, int] | None = None) -> None:
+                 name: str = "endpoint", _frames: dict[bytes, int] | None = None,
+                 _family: dict[str, EndpointCounter] | None = None) -> None:
         self.name = name
         self.server = server
         self.tools = list(tools or [])
         self._tools_key = json.dumps(self.tools, sort_keys=True)
         self._frames = {} if _frames is None else _frames
+        self._family = {} if _family is None else _family
+        """The counters of one server by tool set (this one's among them)."""
+        self._family.setdefault(self._tools_key, self)
         self._cache: dict[str, int] = {}
         self._messages: dict[tuple[Any, ...], int] = {}
         self._lock = threading.Lock()
@@ -122,8 +130,22 @@ class EndpointCounter(TokenCounter):
         """Frames the server counted (cache misses)."""
 
     def for_tools(self, tools: list[dict[str, Any]]) -> EndpointCounter:
-        """A counter for requests with `tools` instead, sharing this one's server and frame cache."""
-        return EndpointCounter(self.server, tools, name=self.name, _frames=self._frames)
+        """The counter for requests with `tools`: this one for its own, else the one its server keeps for
+        that tool set (made the first time, sharing this one's server and frame cache)."""
+        if tools is self.tools:
+            return self
+        key = json.dumps(list(tools or []), sort_keys=True)
+        with _FAMILY_LOCK:
+            counter = self._family.get(key)
+            if counter is None:
+                counter = EndpointCounter(self.server, tools, name=self.name, _frames=self._frames,
+                                          _family=self._family)
+        return counter
+
+    def count_prompt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        """A request's prompt tokens, counted with its own `tools` (by `for_tools(tools)`)."""
+        counter = self.for_tools(tools)
+        return counter.count_messages(messages) + counter._tools_count()
 
     def count(self, text: str) -> int:
         """Tokens of `text` by itself (the server's tokenizer, no template)."""
@@ -246,6 +268,8 @@ class CalibratedCounter(TokenCounter):
         self.margin = margin
         self.observations = 0
         self._fits = (_Fit(split_digits=True), _Fit(split_digits=False))
+        self._observing = threading.Lock()
+        """One observation at a time (a gateway's conversations share one counter)."""
         self._given: dict[tuple[Any, ...] | str, int] = {}
         self._digits: dict[str, int] = {}
 
@@ -279,6 +303,10 @@ class CalibratedCounter(TokenCounter):
         """Learn from a request the endpoint answered with `reported` prompt tokens (`usage.prompt_tokens`)."""
         if reported <= 0:
             return
+        with self._observing:
+            self._observe(messages, tools, reported)
+
+    def _observe(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], reported: int) -> None:
         units: dict[tuple[Any, ...] | str, list[Any]] = {}  # key -> [message or tools text, occurrences]
         known = REPLY_PRIMING
         items: list[tuple[tuple[Any, ...] | str, Any]] = [(message_key(m), m) for m in messages]
@@ -345,3 +373,12 @@ class CalibratedCounter(TokenCounter):
                 extra = self._digits[text] = sum(len(run) - -(-len(run) // 3) for run in _DIGITS.findall(text))
             n += extra
         return n
+
+
+def learn_from_reply(counter: TokenCounter, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                     usage: Usage) -> None:
+    """What a reply to the request of `messages` and `tools` teaches the counter that counted it: a
+    calibrated counter fits the prompt tokens the endpoint reported (not a usage estimated here, which
+    is the counter's own count); the others count as they did."""
+    if isinstance(counter, CalibratedCounter) and not usage.estimated:
+        counter.observe(messages, tools, usage.prompt_tokens)

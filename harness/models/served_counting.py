@@ -1,11 +1,11 @@
 """How a served model counts a request's prompt: a client for each server that counts (llama.cpp,
-vLLM, Anthropic, OpenAI's Responses), the choice `model.tokenizer: auto` makes, and the process's one
-`endpoint` counter per endpoint (`ctxbench.harness.models.counters.EndpointCounter` counts through it).
-What is asked of each server: docs/providers.md."""
+vLLM, Anthropic, OpenAI's Responses), the choice `model.tokenizer: auto` makes, the process's one
+`endpoint` counter per endpoint (`ctxbench.harness.models.counters.EndpointCounter` counts through it),
+and the counter `model.tokenizer` picks for a run or a gateway (`model_counter`). What is asked of each
+server: docs/providers.md."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from typing import Any
@@ -15,13 +15,14 @@ import tiktoken
 from ctxbench.harness.chat import content_text
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.anthropic_provider import messages_request
-from ctxbench.harness.models.counters import EndpointCounter, PromptCounter
+from ctxbench.harness.models.counters import CalibratedCounter, EndpointCounter, PromptCounter
 from ctxbench.harness.models.served import (ServerKind, TokenizerChoice, _Http,
                                             _identify)
 from ctxbench.harness.redact import scrub
-from ctxbench.harness.tokens import TokenizerError
+from ctxbench.harness.tokens import TokenCounter, TokenizerError
 
-__all__ = ["prompt_counter", "choose_tokenizer", "endpoint_counter", "responses_request"]
+__all__ = ["prompt_counter", "choose_tokenizer", "endpoint_counter", "model_counter", "counter_for",
+           "responses_request"]
 
 
 class _LlamaCppCounter:
@@ -197,18 +198,45 @@ _SHARED_LOCK = threading.Lock()
 
 def endpoint_counter(config: ModelConfig, tools: list[dict[str, Any]]) -> EndpointCounter:
     """The process's one `endpoint` counter for `config`'s endpoint and model and requests with `tools`
-    (its caches serve every run in flight); the way of counting is found once per endpoint.
+    (its caches serve every run in flight; the counters of other tool sets, `for_tools`, share them);
+    the way of counting is found once per endpoint.
 
     Raises:
         TokenizerError: the server offers no way of counting a request with its tools.
         EndpointUnavailable: nothing answers.
     """
     endpoint = (os.getpid(), config.provider, config.base_url, config.name, config.api_key_env)
-    which = (*endpoint, json.dumps(tools, sort_keys=True))
     with _SHARED_LOCK:
         if endpoint not in _SHARED:
-            _SHARED[endpoint] = prompt_counter(config)
-        if which not in _SHARED:
-            _SHARED[which] = EndpointCounter(_SHARED[endpoint], tools)
-        counter: EndpointCounter = _SHARED[which]
-    return counter
+            _SHARED[endpoint] = EndpointCounter(prompt_counter(config))
+        counter: EndpointCounter = _SHARED[endpoint]
+    return counter.for_tools(tools)
+
+
+_ENCODINGS: dict[str, TokenCounter] = {}
+
+
+def counter_for(name: str) -> TokenCounter:
+    """One tiktoken counter (and cache) per encoding per process."""
+    if name not in _ENCODINGS:
+        _ENCODINGS[name] = TokenCounter(name)
+    return _ENCODINGS[name]
+
+
+def model_counter(config: ModelConfig, tools: list[dict[str, Any]]) -> TokenCounter:
+    """The counter of requests to `config`'s model with `tools`, in the model's own tokens where
+    `model.tokenizer` says so: the endpoint's (one per process and endpoint, its caches shared by the
+    runs and conversations in flight; other tools through its `for_tools`), a calibrated one (a new one:
+    it learns from the usage each reply reports, `learn_from_reply`), else tiktoken's. `auto` takes
+    what `choose_tokenizer` chooses.
+
+    Raises:
+        TokenizerError: the tokenizer cannot be loaded, or the server offers no way of counting.
+        EndpointUnavailable: nothing answers.
+    """
+    tokenizer = choose_tokenizer(config).tokenizer if config.tokenizer == "auto" else config.tokenizer
+    if tokenizer == "endpoint":
+        return endpoint_counter(config, tools)
+    if tokenizer == "calibrated":
+        return CalibratedCounter()
+    return counter_for(tokenizer)

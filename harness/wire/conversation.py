@@ -182,12 +182,16 @@ def replies(messages: list[dict[str, Any]]) -> int:
 def own_context(messages: list[dict[str, Any]], sent: list[str], previous: list[str] | None) -> OwnContext | None:
     """How a request relates to the agent's previous one (`sent`: its messages' `fingerprints`;
     `previous`: those of the previous request, None for the first): None where it extends it with the
-    reply (or sends it again)."""
+    reply (or sends it again), or with user messages alone: the agent dropped a reply it could not use and
+    asks again, saying why (mini-swe-agent's format-error retry), its history kept."""
     if agent_summary_request(messages) is not None:
         return "summary_request"
     if not previous:
         return None
-    if sent == previous or (len(sent) > len(previous) and sent[:len(previous)] == previous
-                            and messages[len(previous)].get("role") == "assistant"):
+    if sent == previous:
+        return None
+    added = messages[len(previous):]
+    if len(sent) > len(previous) and sent[:len(previous)] == previous and (
+            added[0].get("role") == "assistant" or all(m.get("role") == "user" for m in added)):
         return None
     return "rewritten"
