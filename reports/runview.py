@@ -7,11 +7,11 @@ the same (`runs/<strategy>/<task>.<repeat>.html`). A gateway's transcripts folde
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxbench.harness.chat import message_text
 from ctxbench.harness.errors import InputError, did_you_mean
 from ctxbench.harness.records import (RunResult, TranscriptEnd, TranscriptHeader, TranscriptMessage,
                                       TranscriptObservation, TranscriptTurn)
@@ -19,6 +19,7 @@ from ctxbench.harness.records.results import read_results
 from ctxbench.harness.records.results_folder import transcript_path
 from ctxbench.harness.records.transcript import read_transcript
 from ctxbench.reports.document import Block, Bullets, Code, Heading, Notice, Paragraph, to_markdown
+from ctxbench.reports.readable import JSON_NOTE, readable
 
 __all__ = ["RunView", "load_run", "read_view", "header_blocks", "turn_blocks", "run_blocks", "run_page_path",
            "run_text", "gateway_conversations", "PREVIEW_CHARS"]
@@ -122,27 +123,46 @@ def _describe(message: dict[str, Any]) -> str:
     return role
 
 
-def _sent_lines(view: RunView, turn: TranscriptTurn, previous: list[str]) -> list[str]:
+def _unmatched(previous: list[str], now: list[str]) -> tuple[list[int], list[int]]:
+    """Positions of `now` not matched, in order, to an occurrence of the same message in `previous` (a
+    message sent twice in `now` and once before is new once), and positions of `previous` left unmatched."""
+    left: dict[str, list[int]] = {}
+    for i, h in enumerate(previous):
+        left.setdefault(h, []).append(i)
+    new = []
+    for i, h in enumerate(now):
+        if left.get(h):
+            left[h].pop(0)
+        else:
+            new.append(i)
+    return new, sorted(i for positions in left.values() for i in positions)
+
+
+def _sent_lines(view: RunView, turn: TranscriptTurn, previous: list[str], earlier: set[str]) -> list[str]:
     """What the request held compared with the previous one: kept, new, changed and no longer sent.
 
     A message is "changed" when one that answered the same tool call (or had the same role and
-    position among the first two) was sent before with other content."""
+    position among the first two) was sent before with other content; a new message that is word for
+    word one sent before (`earlier`: every message of the run's earlier requests) says so."""
     def key(h: str, i: int) -> str:
         m = view.messages.get(h, {})
         return f"tool:{m['tool_call_id']}" if m.get("role") == "tool" else f"head:{i}" if i < 2 else h
 
-    before, now = set(previous), set(turn.messages)
-    old_keys = {key(h, i): h for i, h in enumerate(previous) if h not in now}
-    new = [(i, h) for i, h in enumerate(turn.messages) if h not in before]
-    changed = [(i, h) for i, h in new if key(h, i) in old_keys]
-    gone = len(old_keys) - len(changed)
+    new_at, gone_at = _unmatched(previous, turn.messages)
+    gone = [(key(previous[i], i), previous[i]) for i in gone_at]
+    new = [(i, turn.messages[i]) for i in new_at]
+    changed = [(i, h) for i, h in new if key(h, i) in {k for k, _ in gone}]
+    added = [(i, h) for i, h in new if (i, h) not in changed]
+    repeats = {i for i, h in added if h in earlier or h in turn.messages[:i]}
+    still_gone = [h for k, h in gone if k not in {key(h, i) for i, h in changed}]
     lines = [f"{len(turn.messages)} messages: {len(turn.messages) - len(new)} as in the previous request, "
-             f"{len(new) - len(changed)} new" + (f", {len(changed)} changed" if changed else "")
-             + (f", {gone} no longer sent" if gone else "")]
+             f"{len(added)} new" + (f" ({len(repeats)} of them word for word a message sent before)" if repeats else "")
+             + (f", {len(changed)} changed" if changed else "")
+             + (f", {len(still_gone)} no longer sent" if still_gone else "")]
     lines += [f"changed: {_describe(view.messages.get(h, {}))}" for _, h in changed]
-    lines += [f"new: {_describe(view.messages.get(h, {}))}" for i, h in new if (i, h) not in changed]
-    kept_keys = {key(h, i) for i, h in changed}
-    lines += [f"no longer sent: {_describe(view.messages.get(h, {}))}" for k, h in old_keys.items() if k not in kept_keys]
+    lines += [f"new{', as sent before' if i in repeats else ''}: {_describe(view.messages.get(h, {}))}"
+              for i, h in added]
+    lines += [f"no longer sent: {_describe(view.messages.get(h, {}))}" for h in still_gone]
     return lines
 
 
@@ -200,9 +220,11 @@ def _action_blocks(view: RunView, turn: TranscriptTurn, originals: dict, full: b
         if received is None:
             blocks.append(Paragraph("The model received: nothing (the call and its result were not sent)."))
         else:
-            content = received.get("content") or ""
-            blocks.append(Paragraph(f"The model received ({len(content):,} characters):"))
-            blocks.append(Code(_preview(content, full)))
+            content = message_text(received)
+            text, fields = readable(content)
+            blocks.append(Paragraph(f"The model received ({len(content):,} characters"
+                                    + (f"; {JSON_NOTE}" if fields else "") + "):"))
+            blocks.append(Code(_preview(text, full)))
     return blocks
 
 
@@ -226,13 +248,42 @@ def header_blocks(view: RunView) -> list[Block]:
     return blocks
 
 
+def _context_parts(turn: TranscriptTurn) -> str:
+    """The recorded prompt's tokens by part: the ledger's components, and what they leave out of the count
+    recorded when the request was sent (its tool schemas and the request's overhead)."""
+    parts = {k: v for k, v in turn.ledger.components.items() if v}
+    rest = turn.context_tokens - sum(parts.values())
+    text = ", ".join(f"{k} {v:,}" for k, v in parts.items())
+    return text + (f"{'; ' if text else ''}tool schemas and request overhead {rest:,}" if rest > 0 else "")
+
+
 def _usage_line(turn: TranscriptTurn) -> str:
     u = turn.usage
-    components = ", ".join(f"{k} {v:,}" for k, v in turn.ledger.components.items() if v)
     own = turn.ledger.strategy_prompt_tokens + turn.ledger.strategy_completion_tokens
-    return (f"Context {turn.context_tokens:,} tokens ({turn.fill:.1%} of the window): {components}. "
+    return (f"Context {turn.context_tokens:,} tokens, the whole prompt as counted ({turn.fill:.1%} of the window): "
+            f"{_context_parts(turn)}. "
             f"Usage: prompt {u.prompt_tokens:,} (cached {u.cached_tokens:,}), completion {u.completion_tokens:,}"
             + (f"; the strategy's own calls {own:,}" if own else "") + ".")
+
+
+def _reply_blocks(turn: TranscriptTurn, full: bool) -> list[Block]:
+    """The model's reply as the text it wrote (a text on several lines below, verbatim), and its calls."""
+    calls = "; ".join(f"`{_call(c.name, c.arguments)}`" for c in turn.tool_calls) or "no tool call"
+    notes = ((f" (malformed: {turn.malformed})" if turn.malformed else "")
+             + ("" if turn.delivered else " (not delivered: the client went away first)"))
+    reply = turn.reply
+    if "\n" not in reply and "`" not in reply and len(reply) <= 300:
+        return [Paragraph(f"**Model**: " + (f'"{reply}"' if reply else "no text") + f" → {calls}{notes}")]
+    return [Paragraph(f"**Model** → {calls}{notes}; its text ({len(reply):,} characters):"),
+            Code(_preview(reply, full))]
+
+
+def _tool_blocks(obs: TranscriptObservation, full: bool) -> list[Block]:
+    """A tool result: its size as sent, and its text as the model read it."""
+    text, fields = readable(obs.content)
+    return [Paragraph(f"**Tool** `{obs.call_id}` {obs.tool} [{obs.kind}{', error' if obs.is_error else ''}]: "
+                      f"{obs.size:,} characters, {obs.tokens:,} tokens" + (f" ({JSON_NOTE})" if fields else "")),
+            Code(_preview(text, full))]
 
 
 def turn_blocks(view: RunView, full: bool = False) -> list[tuple[TranscriptTurn, list[Block]]]:
@@ -240,6 +291,7 @@ def turn_blocks(view: RunView, full: bool = False) -> list[tuple[TranscriptTurn,
     model's reply and calls, and each tool result."""
     originals = _observations(view)
     previous: list[str] = []
+    earlier: set[str] = set()
     previous_actions: set = set()
     out = []
     for turn in view.turns:
@@ -247,17 +299,13 @@ def turn_blocks(view: RunView, full: bool = False) -> list[tuple[TranscriptTurn,
             Paragraph(_usage_line(turn)),
             *_own_context(turn),
             *_action_blocks(view, turn, originals, full, previous_actions),
-            Paragraph("**Sent**:"), Bullets(tuple(_sent_lines(view, turn, previous))),
+            Paragraph("**Sent**:"), Bullets(tuple(_sent_lines(view, turn, previous, earlier))),
         ]
         previous, previous_actions = turn.messages, {_action_key(a) for a in turn.ledger.actions}
-        calls = "; ".join(f"`{_call(c.name, c.arguments)}`" for c in turn.tool_calls) or "no tool call"
-        blocks.append(Paragraph(f"**Model**: {json.dumps(turn.reply)} → {calls}"
-                                + (f" (malformed: {turn.malformed})" if turn.malformed else "")
-                                + ("" if turn.delivered else " (not delivered: the client went away first)")))
+        earlier.update(turn.messages)
+        blocks += _reply_blocks(turn, full)
         for obs in turn.observations:
-            blocks.append(Paragraph(f"**Tool** `{obs.call_id}` {obs.tool} [{obs.kind}{', error' if obs.is_error else ''}]: "
-                                    f"{obs.size:,} characters, {obs.tokens:,} tokens"))
-            blocks.append(Code(_preview(obs.content, full)))
+            blocks += _tool_blocks(obs, full)
         out.append((turn, blocks))
     return out
 
