@@ -60,6 +60,23 @@ def descendants(root: int) -> list[int]:
     return out
 
 
+def tagged(tag: str) -> list[int]:
+    """Every process whose environment holds `tag` (`NAME=VALUE`): what a command started, even a daemon
+    that left its session and parent, as long as it kept the environment it was given."""
+    wanted = tag.encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                if wanted in fh.read().split(b"\0"):
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 def user_processes() -> int:
     """How many processes this process's user runs (what RLIMIT_NPROC counts)."""
     uid = os.getuid()

@@ -1,13 +1,16 @@
 """Running a contained command: wait for its exit, output, timeout or process limit, then kill it all.
 
 On every way out (exit, timeout, limit, an exception in the harness) the command's descendants, its
-process group and its cgroup are killed, and the cgroup is removed. Output is read as it comes, head
+process group and its cgroup are killed, and the cgroup is removed. Where there is no cgroup (the
+watchdog counts processes), the command's environment carries a tag (`TAG_VARIABLE`) and every process
+that still holds it is killed too: a daemon the command left in a session of its own. Output is read as it comes, head
 and tail kept, so a command printing gigabytes costs no memory.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -19,12 +22,15 @@ from typing import Callable
 from ctxbench.harness.sandbox import launch
 from ctxbench.harness.sandbox.jail import Sandbox
 from ctxbench.harness.sandbox.limits import PidsCgroup, ProcessCount, hold_process_count
-from ctxbench.harness.sandbox.procs import FALLBACK_POLL_S, descendants, exited, pidfd, send_signal, wait_exit
+from ctxbench.harness.sandbox.procs import (FALLBACK_POLL_S, descendants, exited, kill_and_wait, pidfd, send_signal,
+                                             tagged, wait_exit)
 from ctxbench.harness.markup.textcut import HeadTailBuffer
 
 SCAN_S = 0.1
 """How often the watchdog counts the sandbox's processes (where no pids cgroup can be made)."""
 _SILENT_S = 0.05
+TAG_VARIABLE = "CTXBENCH_CONTAINED"
+"""The variable whose value tags a contained command's processes where no cgroup holds them."""
 
 
 @dataclass(frozen=True)
@@ -135,9 +141,15 @@ def _kill_all(proc: subprocess.Popen[bytes], cgroup: PidsCgroup | None, fd: int 
     proc.wait()
 
 
-def _end(proc: subprocess.Popen[bytes], count: ProcessCount, fd: int | None, events: _Events | None) -> None:
-    """Kill everything the command started, read what it left in the pipe, release what it held."""
+def _end(proc: subprocess.Popen[bytes], count: ProcessCount, fd: int | None, events: _Events | None,
+         tag: str | None) -> None:
+    """Kill everything the command started (and every process holding its `tag`), read what it left in
+    the pipe, release what it held."""
     _kill_all(proc, count.cgroup, fd)
+    for _ in range(3 if tag else 0):  # a daemon may fork between the scan and the kill
+        if not (left := tagged(tag or "")):
+            break
+        kill_and_wait(left, 1.0)
     if events is not None:
         events.drain(time.monotonic() + 1.0)
         events.close()
@@ -166,6 +178,9 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
     start = time.monotonic()
     count = hold_process_count(limits.processes)
     cpu = limits.cpu_seconds or max(1, int(timeout_s) + 5)
+    tag = f"{TAG_VARIABLE}={secrets.token_hex(12)}" if count.mechanism == "watchdog" else None
+    if tag:
+        env = {**env, TAG_VARIABLE: tag.split("=", 1)[1]}
     try:
         proc = launch.start(sandbox.wrap(argv, cwd, writable), cwd, env, limits, cpu, count)
     except BaseException:
@@ -178,7 +193,7 @@ def run_contained(argv: list[str], cwd: Path, timeout_s: float, env: dict[str, s
         events = _Events(proc, fd, out)
         timed_out, limit_hit = _wait(events, count, limits.processes, start + timeout_s, extended)
     finally:
-        _end(proc, count, fd, events)
+        _end(proc, count, fd, events, tag)
     text = out.text("bytes of output")
     if proc.returncode == 125 and text.startswith(launch.SETUP_FAILED):
         raise subprocess.SubprocessError(text.strip())
