@@ -3,8 +3,8 @@
 On every way out (exit, timeout, limit, an exception in the harness) the command's descendants, its
 process group and its cgroup are killed, and the cgroup is removed. Where there is no cgroup (the
 watchdog counts processes), the command's environment carries a tag (`TAG_VARIABLE`) and every process
-that still holds it is killed too: a daemon the command left in a session of its own. Output is read as it comes, head
-and tail kept, so a command printing gigabytes costs no memory.
+that still holds it is killed too: a daemon the command left in a session of its own. Output is read
+as it comes, head and tail kept, so a command printing gigabytes costs no memory.
 """
 
 from __future__ import annotations
