@@ -37,7 +37,7 @@ class SimParams(Strict):
     slip_rate: float = Field(0.03, ge=0, le=1, description="Chance that an edit is wrong (s).")
     read_window: int = Field(60, ge=5, description="Lines read around a line of interest (search hit, traceback frame).")
     max_searches: int = Field(6, ge=1, description="Most names from the task statement it will search for.")
-    dialect: Literal["auto", "native", "bash", "bash_text"] = Field("auto", description="How it acts: `native` (ctxbench's tools), `bash` (one call of the shell tool the request offers per reply: `bash`, Claude Code's `Bash`, Codex's `exec_command`, ...), `bash_text` (one fenced shell command in the reply's text, no tool call), or `auto`: `bash` when the request offers a shell tool, else `native`.")
+    dialect: Literal["auto", "native", "bash", "bash_text", "aider"] = Field("auto", description="How it acts: `native` (ctxbench's tools), `bash` (one call of the shell tool the request offers per reply: `bash`, Claude Code's `Bash`, Codex's `exec_command`, ...), `bash_text` (one fenced shell command in the reply's text, no tool call), `aider` (Aider's SEARCH/REPLACE blocks and requests to add files, docs/agents/aider.md), or `auto`: `aider` for Aider's requests, `bash` when the request offers a shell tool, else `native`.")
     submit_command: str = Field("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", min_length=1, description="The command it submits with in the bash dialects (mini-swe-agent's convention by default).")
     fence: str = Field("mswea_bash_command", pattern=r"^[\w-]*$", description="The info string of the fenced block that holds its command in `bash_text` (mini-swe-agent's text-based format by default).")
 
@@ -85,7 +85,8 @@ class ModelConfig(Strict):
     tokenizer: str = Field("cl100k_base", description="What counts every token: a tiktoken encoding; `endpoint` (the server counts, chat template and tool schemas included); `calibrated` (tiktoken scaled by the prompt tokens the endpoint reports); `auto` (asks the endpoint which it supports).")
     tool_calls: Literal["native", "text"] = Field("native", description="How the model makes tool calls: `native` (the API's tool calls) or `text` (JSON it writes in its reply, as Qwen does behind llama.cpp's server).")
     retry_budget_s: float = Field(300.0, ge=0, description="How long a failing request is retried (rate limits, 5xx, timeouts, unreadable replies) before its run ends as `model_error`.")
-    request_timeout_s: float = Field(120.0, gt=0, description="Longest a request may take, reply included.")
+    request_timeout_s: float = Field(600.0, gt=0, description="Longest a request may take, its whole reply streamed included (a cap; silence is `idle_timeout_s`'s).")
+    idle_timeout_s: float = Field(120.0, gt=0, description="A request fails (and is retried) after this many seconds without a byte of its reply: waiting for the reply to begin (the server reading the prompt) or between two of its streamed pieces.")
     max_connections: int | None = Field(None, ge=1, description="Most model calls in flight to the endpoint (the ceiling of its adaptive limit); default `max_runs`.")
     sim: SimParams = Field(default_factory=SimParams)
     pricing: Pricing | None = Field(None, description="Prices for cost_usd; default: looked up by `name` in genai-prices.")
@@ -124,10 +125,10 @@ class ModelConfig(Strict):
 
     @model_serializer(mode="wrap")
     def _without_default_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """`tool_calls` is left out where it keeps its default, so that an experiment's config hash is
-        the one it had before the key existed."""
+        """`tool_calls` and `idle_timeout_s` are left out where they keep their defaults, so that an
+        experiment's config hash is the one it had before these keys existed."""
         data: dict[str, Any] = handler(self)
-        for key in ("tool_calls",):
+        for key in ("tool_calls", "idle_timeout_s"):
             if getattr(self, key) == type(self).model_fields[key].default:
                 data.pop(key, None)
         return data

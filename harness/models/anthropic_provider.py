@@ -8,6 +8,10 @@ turn), tool calls as `tool_use` blocks; a part marked with `cache_control` keeps
 Messages API takes none. A reply's text blocks are its text joined as any message's text parts are
 (`ctxbench.harness.chat.join_texts`: by a newline).
 
+The request is streamed and times out on silence, `model.idle_timeout_s`
+(`ctxbench.harness.models.streaming`); its events are put together into the `message` the endpoint
+would have answered unstreamed, which is read as any is.
+
 Errors are mapped onto the typed errors of `ctxbench.harness.protocols`:
 
 - 400 whose message says the prompt is too long -> ContextLengthExceeded;
@@ -23,11 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from ctxbench.harness.chat import join_texts, read_arguments, text_parts
 from ctxbench.harness.config import ModelConfig
 from ctxbench.harness.models.endpoint import EndpointModel, call_with_retries, model_ids, shared_client, unreadable
+from ctxbench.harness.models.streaming import Event, Relay, TextListener, read_reply, stream_error
 from ctxbench.harness.protocols import Completion, Usage
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.records import ToolCall
@@ -35,7 +40,7 @@ from ctxbench.harness.records import ToolCall
 if TYPE_CHECKING:
     import anthropic
 
-__all__ = ["AnthropicModel", "preflight", "messages_request", "DEFAULT_BASE_URL"]
+__all__ = ["AnthropicModel", "preflight", "messages_request", "streamed_message", "DEFAULT_BASE_URL"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 """The API root when `model.base_url` is unset (without `/v1`, as Anthropic's client takes it)."""
@@ -77,24 +82,28 @@ class AnthropicModel(EndpointModel):
         doubled = status == 404 and url.endswith("/v1/v1/models")
         return " (an anthropic base_url is the API's root, without /v1)" if doubled else ""
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
-        """One message; retries transient failures, raises the typed errors of `ctxbench.harness.protocols`."""
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 listener: TextListener | None = None) -> Completion:
+        """One message, streamed (its text told to `listener` as it arrives, where given); retries
+        transient failures, raises the typed errors of `ctxbench.harness.protocols`."""
         body = messages_request(self.config, messages, tools)
-        return call_with_retries(self.config, self.where(self.config), lambda: self._attempt(body, messages, tools))
+        relay = Relay(listener)
+        return call_with_retries(self.config, self.where(self.config),
+                                 lambda: self._attempt(body, messages, tools, relay), relay.passed_on)
 
     def _attempt(self, body: dict[str, Any], messages: list[dict[str, Any]],
-                 tools: list[dict[str, Any]] | None = None) -> Completion:
+                 tools: list[dict[str, Any]] | None = None, relay: Relay | None = None) -> Completion:
         """One request; raises the typed errors, TransientModelError (with `retry_after`) for what is retried."""
-        import anthropic  # an optional extra: imported when a request is made
-
-        # as it is: `messages.create` would walk it, and refuse a large max_tokens without streaming (our
-        # deadline is request_timeout_s)
-        response = self._post("/v1/messages", body, anthropic.types.Message, "not a message")
-        return self._completion(response, messages, self.where(self.config), tools or [])
+        where, tell = self.where(self.config), relay or Relay(None)
+        # as it is: `messages.create` would walk it (and refuse a large max_tokens without streaming)
+        response, started = self._open("/v1/messages", body)
+        reply = read_reply(response, self.config, where, "not a message", started,
+                           lambda events: streamed_message(events, where, tell))
+        return self._completion(reply, messages, where, tools or [])
 
     def _completion(self, response: Any, messages: list[dict[str, Any]], where: str,
                     tools: list[dict[str, Any]] | None = None) -> Completion:
-        content = getattr(response, "content", None)
+        content = _field(response, "content")
         if not isinstance(content, list):
             raise unreadable(where, "no content list", response, quoted=True)
         texts, calls = [], []
@@ -109,7 +118,7 @@ class AnthropicModel(EndpointModel):
                     json.dumps([len(messages), i, name, arguments]).encode()).hexdigest()[:10]
                 calls.append(ToolCall(scrub(str(call_id)), name, arguments))
         text = join_texts(texts)
-        return Completion(text, tuple(calls), self._usage(getattr(response, "usage", None), messages, tools or [],
+        return Completion(text, tuple(calls), self._usage(_field(response, "usage"), messages, tools or [],
                                                                    text, calls))
 
     def _usage(self, usage: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], text: str,
@@ -137,7 +146,7 @@ def messages_request(config: ModelConfig, messages: list[dict[str, Any]],
         body["tools"] = [{"name": f["name"], "description": f.get("description") or "",
                           "input_schema": f.get("parameters") or {"type": "object", "properties": {}}}
                          for f in (t.get("function", t) for t in tools)]
-    body["stream"] = False
+    body["stream"] = True
     return body
 
 
@@ -201,6 +210,46 @@ def _field(item: Any, name: str) -> Any:
     return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
 
 
+def streamed_message(events: Iterator[Event], where: str, tell: TextListener) -> dict[str, Any]:
+    """The `message` a Messages API stream adds up to: `message_start`'s message, each content block
+    with its `text_delta` pieces joined and its `input_json_delta` pieces read as its input,
+    `message_delta`'s stop reason and usage over the start's. Each piece of text is told to `tell` as it
+    is read ("" at `message_start`, a newline between text blocks, as `join_texts` joins them)."""
+    message: dict[str, Any] | None = None
+    blocks: dict[int, dict[str, Any]] = {}
+    inputs: dict[int, list[str]] = {}
+    for name, event in events:
+        kind = event.get("type", name) if isinstance(event, dict) else name
+        if kind == "error" or not isinstance(event, dict):
+            raise stream_error(where, event)
+        if kind == "message_start":
+            message = dict(event.get("message") or {})
+            tell("")
+        elif kind == "content_block_start":
+            block = dict(event.get("content_block") or {})
+            if block.get("type") == "text" and any(b.get("type") == "text" for b in blocks.values()):
+                tell("\n")
+            blocks[int(event.get("index", len(blocks)))] = block
+            tell(str(block.get("text") or "") if block.get("type") == "text" else "")
+        elif kind == "content_block_delta":
+            opened, delta = blocks.get(int(event.get("index", -1))), event.get("delta") or {}
+            if opened is not None and delta.get("type") == "text_delta":
+                opened["text"] = str(opened.get("text") or "") + str(delta.get("text") or "")
+                tell(str(delta.get("text") or ""))
+            elif opened is not None and delta.get("type") == "input_json_delta":
+                inputs.setdefault(int(event["index"]), []).append(str(delta.get("partial_json") or ""))
+        elif kind == "message_delta" and message is not None:
+            message.update({k: v for k, v in (event.get("delta") or {}).items() if v is not None})
+            told = {k: v for k, v in (event.get("usage") or {}).items() if v is not None}
+            message["usage"] = {**(message.get("usage") or {}), **told} if message.get("usage") or told else None
+    if message is None:
+        raise unreadable(where, "a stream without message_start", "", quoted=True)
+    for index, pieces in inputs.items():
+        blocks[index]["input"] = read_arguments("".join(pieces))
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return message
+
+
 def _new_client(config: ModelConfig, key: str) -> anthropic.Anthropic:
     import anthropic  # an optional extra
 
@@ -211,7 +260,7 @@ def _new_client(config: ModelConfig, key: str) -> anthropic.Anthropic:
     pool = DEFAULT_CONNECTION_LIMITS.max_connections
     limits = type(DEFAULT_CONNECTION_LIMITS)(max_connections=pool, max_keepalive_connections=pool)
     return anthropic.Anthropic(base_url=config.base_url or DEFAULT_BASE_URL, api_key=key, max_retries=0,
-                               timeout=config.request_timeout_s,
+                               timeout=config.idle_timeout_s,
                                http_client=anthropic.DefaultHttpxClient(limits=limits))
 
 

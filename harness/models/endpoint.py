@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import os
 import random
 import re
@@ -163,21 +162,25 @@ class EndpointModel:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.config.name!r}, base_url={self.config.base_url!r}, seed={self.seed})"
 
-    def _post(self, path: str, body: dict[str, Any], cast_to: Any, expected: str) -> Any:
-        """POST `body` to the endpoint as it is (a client's typed `create` would first walk it against its
-        parameter types: CPU, and its own limits); raises the typed errors: `status_error` for an HTTP
-        error, `connection_failed`, `unreadable` for a reply that is not `expected`."""
+    def _open(self, path: str, body: dict[str, Any]) -> tuple[Any, float]:
+        """POST `body` (a request that asks for a stream) to the endpoint as it is (a client's typed
+        `create` would first walk it against its parameter types: CPU, and its own limits): the HTTP
+        response once its headers are in, its body not yet read (`ctxbench.harness.models.streaming`
+        reads it), and when the request started. Raises the typed errors: `status_error` for an HTTP
+        error, `connection_failed` (a timeout: no byte for `idle_timeout_s`)."""
         sdk = self.sdk()
         where = self.where(self.config)
+        started = time.monotonic()
         try:
-            return self._client.post(path, body=body, cast_to=cast_to)
+            stream = self._client.post(path, body=body, cast_to=object, stream=True, stream_cls=sdk.Stream[object])
         except sdk.APIStatusError as exc:
             raise status_error(exc.status_code, self._one_line(exc), self.config, where, headers=exc.response.headers,
                                too_long=getattr(exc, "code", None) == "context_length_exceeded") from None
         except sdk.APIConnectionError as exc:  # includes APITimeoutError
-            raise connection_failed(where, exc, isinstance(exc, sdk.APITimeoutError)) from None
-        except (sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise unreadable(where, expected, exc) from None
+            timed_out = isinstance(exc, sdk.APITimeoutError)
+            raise connection_failed(where, f"no byte for {self.config.idle_timeout_s:g} s (model.idle_timeout_s)"
+                                    if timed_out else exc, timed_out) from None
+        return stream.response, started
 
     def estimated_usage(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], text: str,
                         calls: list[ToolCall]) -> Usage:
@@ -190,14 +193,16 @@ class EndpointModel:
         return Usage(counter.count_prompt(messages, tools), emitted, estimated=True)
 
 
-def call_with_retries(config: ModelConfig, where: str, attempt: Callable[[], Completion]) -> Completion:
+def call_with_retries(config: ModelConfig, where: str, attempt: Callable[[], Completion],
+                      passed_on: Callable[[], bool] = lambda: False) -> Completion:
     """`attempt()` (one request to the endpoint `where`) until it answers, within the endpoint's limit of
     calls in flight (`ctxbench.harness.concurrency`, keyed by `where`).
 
     A TransientModelError is retried for up to `config.retry_budget_s`: a throttled one (the endpoint
     refused for load: THROTTLED_STATUS) lowers the limit and waits about one round trip in its slot, any
     other waits an exponential backoff with jitter outside it; a `Retry-After` is honoured in both. Every
-    other error propagates at once. The delays are read from BASE_DELAY_S and MAX_DELAY_S of this module
+    other error propagates at once, and so does one that came after `passed_on()` (part of the reply
+    has gone on to a listener: another attempt cannot take it back). The delays are read from BASE_DELAY_S and MAX_DELAY_S of this module
     when they are needed.
 
     Returns:
@@ -215,6 +220,8 @@ def call_with_retries(config: ModelConfig, where: str, attempt: Callable[[], Com
                 try:
                     completion = attempt()
                 except TransientModelError as exc:
+                    if passed_on():
+                        raise
                     error = exc
                 if error is None:
                     slot.settle("answered")
@@ -259,7 +266,8 @@ def _backoff(attempt: int) -> float:
 
 def shared_client(config: ModelConfig, kind: str, build: Callable[[ModelConfig, str], Any]) -> Any:
     """The one client of `kind` (a provider's official client, built by `build(config, key)` without
-    its own retries: ours are time-bounded) for `config`'s endpoint, key and timeout in this process,
+    its own retries: ours are time-bounded; its read timeout `idle_timeout_s`) for `config`'s endpoint,
+    key and timeout in this process,
     shared by its runs in flight (threads), so its connections are kept alive from run to run.
 
     Raises:
@@ -272,7 +280,7 @@ def shared_client(config: ModelConfig, kind: str, build: Callable[[ModelConfig, 
             raise FatalModelError(f"model.api_key_env: environment variable {config.api_key_env} is not set")
     else:
         key = NO_KEY
-    which = (os.getpid(), config.base_url, key, config.request_timeout_s)  # a forked child builds its own
+    which = (os.getpid(), config.base_url, key, config.idle_timeout_s)  # a forked child builds its own
     with _CLIENTS_LOCK:
         clients = _CLIENTS.setdefault(kind, {})
         if which not in clients:
@@ -307,7 +315,7 @@ def status_error(status: int, detail: str, config: ModelConfig, where: str, too_
     return RequestRefused(f"bad request ({status}) at {where}: {detail}")
 
 
-def connection_failed(where: str, exc: Exception, timed_out: bool) -> TransientModelError:
+def connection_failed(where: str, exc: object, timed_out: bool) -> TransientModelError:
     """A request that got no answer (refused, cut, timed out): retried."""
     return TransientModelError(scrub(f"{'timed out' if timed_out else 'connection failed'} ({where}): {exc}"))
 
@@ -338,7 +346,7 @@ def require_key_variable(config: ModelConfig) -> None:
 
 def client_for_preflight(client: Any, config: ModelConfig) -> Any:
     """The provider's client for the check: PREFLIGHT_TIMEOUT_S at most, no retries."""
-    return client.with_options(timeout=min(PREFLIGHT_TIMEOUT_S, config.request_timeout_s), max_retries=0)
+    return client.with_options(timeout=min(PREFLIGHT_TIMEOUT_S, config.idle_timeout_s), max_retries=0)
 
 
 def unreachable(url: str, exc: Exception, timed_out: bool) -> EndpointUnavailable:

@@ -116,8 +116,8 @@ def smoke_sim():
     backend = SimBackend(load_taskset(resolve_taskset_path("smoke")), load_config(SMOKE).model)
 
     def answer(i: int, body: dict[str, Any]) -> tuple[int, Any]:
-        response = respond(backend, CHAT, body)
-        return response.status, json.loads(response.data)
+        response = respond(backend, CHAT, body)  # streamed (server-sent events) where the request asks
+        return response.status, Raw(response.content_type, response.data)
 
     return answer
 

@@ -73,7 +73,7 @@ def test_the_context_is_sent_as_a_messages_request(scripted_endpoint, api_key):
     (body,) = server.requests
     assert server.paths == ["/v1/messages"]
     assert body == {
-        "model": "sim-coder", "max_tokens": 512, "temperature": 0.3, "stream": False,
+        "model": "sim-coder", "max_tokens": 512, "temperature": 0.3, "stream": True,
         "system": [{"type": "text", "text": "You fix bugs."},
                    {"type": "text", "text": "Summary so far: nothing.", "cache_control": mark}],
         "messages": [

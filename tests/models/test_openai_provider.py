@@ -125,8 +125,8 @@ def test_timeout_is_transient(scripted_endpoint, api_key):
         return 200, chat_reply("", [("run_tests", "{}")])
 
     server = scripted_endpoint(slow)
-    with pytest.raises(TransientModelError, match="timed out"):
-        model_for(server.url, retry_budget_s=0, request_timeout_s=0.1).complete(MESSAGES, TOOL_SCHEMAS)
+    with pytest.raises(TransientModelError, match="timed out.*no byte for 0.1 s"):
+        model_for(server.url, retry_budget_s=0, idle_timeout_s=0.1).complete(MESSAGES, TOOL_SCHEMAS)
     assert len(server.requests) == 1
 
 
