@@ -26,7 +26,7 @@ from ctxbench.reports.metrics import (ALPHA, MARGIN, SAME_RATIO, Completion, Cos
                                       Verdict, with_holm)
 from ctxbench.reports.exact import ratio_sign_flip, sign_flip
 from ctxbench.reports.stats import clustered_mean, holm, mcnemar_exact, variance_parts
-from ctxbench.reports.summary import split_harness_errors
+from ctxbench.reports.summary import called_no_tool, split_harness_errors
 from ctxbench.reports.verdicts import (accounting_lines, comparison_csv, comparison_frame, completion_phrase,
                                        ratio_phrase, task_phrase, verdict_line)
 
@@ -76,7 +76,8 @@ def compare_paired(reference: pd.DataFrame, candidate: pd.DataFrame, *, strategy
     """Pair two sets of runs on (task_id, repeat) and compare them, the task as the unit.
 
     harness_error runs are left out of both arms (and named in `excluded`); runs left without a
-    partner are named in `unpaired`.
+    partner are named in `unpaired`. When no run of one of the arms called a tool, every verdict is
+    `NOTHING_MEASURED`.
 
     Args:
         reference: Runs of the reference (one strategy's rows of a runs frame).
@@ -90,6 +91,7 @@ def compare_paired(reference: pd.DataFrame, candidate: pd.DataFrame, *, strategy
     Raises:
         InputError: the two sets share no (task, repeat) pair.
     """
+    unmeasured = called_no_tool(reference) or called_no_tool(candidate)
     reference, ref_errors = split_harness_errors(reference)
     candidate, cand_errors = split_harness_errors(candidate)
     excluded = tuple(_label(r) for _, r in pd.concat([ref_errors, cand_errors]).iterrows())
@@ -109,8 +111,9 @@ def compare_paired(reference: pd.DataFrame, candidate: pd.DataFrame, *, strategy
     return PairedComparison(
         strategy=strategy, reference=reference_label, pairs=len(pairs), tasks=int(pairs["task_id"].nunique()),
         both=both, only_reference=b, only_candidate=c, neither=len(pairs) - both - b - c, mcnemar_p=mcnemar_exact(b, c),
-        completion=_completion(pairs, margin, alpha, seed), tokens=_ratio(pairs, "tokens", seed, alpha),
-        cost=_ratio(pairs, "cost", seed, alpha) if with_cost else None,
+        completion=replace(_completion(pairs, margin, alpha, seed), unmeasured=unmeasured),
+        tokens=replace(_ratio(pairs, "tokens", seed, alpha), unmeasured=unmeasured),
+        cost=replace(_ratio(pairs, "cost", seed, alpha), unmeasured=unmeasured) if with_cost else None,
         excluded=excluded, unpaired=unpaired, seed_mismatches=int((pairs["seed_ref"] != pairs["seed_cand"]).sum()),
     )
 

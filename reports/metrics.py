@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Literal, TypeVar
+from typing import Final, Literal, TypeVar
 
 import numpy as np
 
@@ -24,8 +24,8 @@ from ctxbench.reports.exact import RatioSignFlip, SignFlip, expected_size, small
 from ctxbench.reports.power import mdd as power_mdd
 from ctxbench.reports.stats import ClusteredMean, VarianceParts
 
-__all__ = ["ALPHA", "MARGIN", "SAME_RATIO", "Verdict", "CostVerdict", "Completion", "Ratio", "PairedComparison",
-           "with_holm"]
+__all__ = ["ALPHA", "MARGIN", "SAME_RATIO", "NOTHING_MEASURED", "Verdict", "CostVerdict", "Completion", "Ratio",
+           "PairedComparison", "with_holm"]
 
 ALPHA = 0.05
 """Family-wise significance level (Holm-corrected across the strategies compared with one reference)."""
@@ -34,8 +34,12 @@ MARGIN = 0.05
 SAME_RATIO = 0.10
 """A token or cost ratio whose whole interval lies within ×(1 ± 0.10) reads "same"."""
 
-Verdict = Literal["better", "worse", "equivalent", "non-inferior", "too few tasks", "inconclusive"]
-CostVerdict = Literal["cheaper", "dearer", "same", "too few tasks", "inconclusive"]
+NOTHING_MEASURED: Final = "no tool calls: nothing measured"
+"""The verdict of a comparison with an arm in which no run called a tool: its runs measured no strategy."""
+
+Verdict = Literal["better", "worse", "equivalent", "non-inferior", "too few tasks", "inconclusive",
+                  "no tool calls: nothing measured"]
+CostVerdict = Literal["cheaper", "dearer", "same", "too few tasks", "inconclusive", "no tool calls: nothing measured"]
 
 
 def _too_few(tasks: int, family: int, alpha: float) -> bool:
@@ -77,6 +81,8 @@ class Completion:
     """Holm multiplier of the non-inferiority test, in its own family."""
     ni_holm_p: float = math.nan
     """Holm-adjusted one-sided p of "the candidate is worse by the margin or more"."""
+    unmeasured: bool = False
+    """An arm of the pair in which no run called a tool: nothing was measured (`NOTHING_MEASURED`)."""
 
     @property
     def difference(self) -> float:
@@ -178,7 +184,9 @@ class Completion:
         """better / worse when the Holm-adjusted test of no difference rejects; equivalent when the
         Holm-adjusted non-inferiority test rejects and so does the test of "better by the margin" at the
         same level; non-inferior when only the first does; too few tasks when no p could pass α / family;
-        inconclusive otherwise."""
+        inconclusive otherwise; `NOTHING_MEASURED` before all, for an arm that called no tool."""
+        if self.unmeasured:
+            return NOTHING_MEASURED
         if not math.isnan(self.holm_p) and self.holm_p < self.alpha and self.difference != 0:
             return "better" if self.difference > 0 else "worse"
         if not math.isnan(self.ni_holm_p) and self.ni_holm_p < self.alpha:
@@ -212,6 +220,8 @@ class Ratio:
     """Holm-adjusted sign-flip p of ratio = 1."""
     family: int = 1
     """Strategies in the Holm family."""
+    unmeasured: bool = False
+    """An arm of the pair in which no run called a tool: nothing was measured (`NOTHING_MEASURED`)."""
 
     @property
     def ratio(self) -> float:
@@ -269,7 +279,9 @@ class Ratio:
     def verdict(self) -> CostVerdict:
         """cheaper / dearer when the Holm-adjusted test rejects a ratio of totals of 1; same when the whole
         interval lies within ×(1 ± SAME_RATIO); too few tasks when no p could pass α / family;
-        inconclusive otherwise."""
+        inconclusive otherwise; `NOTHING_MEASURED` before all, for an arm that called no tool."""
+        if self.unmeasured:
+            return NOTHING_MEASURED
         if not math.isnan(self.holm_p) and self.holm_p < self.alpha:
             return "cheaper" if self.ratio < 1 else "dearer"
         low, high = self.ci

@@ -7,10 +7,11 @@ import pandas as pd
 
 from ctxbench.harness.records import Manifest
 from ctxbench.reports.document import Block, Notice
-from ctxbench.reports.summary import split_harness_errors
+from ctxbench.reports.metrics import NOTHING_MEASURED
+from ctxbench.reports.summary import arms_without_tool_calls, split_harness_errors
 
 __all__ = ["SIMULATED_NOTICE", "manifest_notices", "completeness_notice", "harness_error_notice",
-           "estimated_usage_notice"]
+           "estimated_usage_notice", "no_tool_calls_notice"]
 
 SIMULATED_NOTICE = ("Results from the simulated model `{model}` — a stand-in for a model, not a model: they measure "
                     "the strategies against the simulator's attention model, not a real LLM.")
@@ -66,3 +67,12 @@ def completeness_notice(m: Manifest, runs: pd.DataFrame) -> list[Block]:
     return [Notice(f"**Incomplete experiment**: {len(runs)} of {m.runs_planned} planned runs recorded ({arms}); it "
                    "was interrupted or stopped (`ctxbench run … --resume` continues it). Every figure below is "
                    "from the runs recorded only.")]
+
+
+def no_tool_calls_notice(runs: pd.DataFrame, order: list[str]) -> list[Block]:
+    """A notice per arm in which no run called a tool (`ctxbench run` ends with the same): nothing of its
+    strategy was measured, and every verdict with it says so."""
+    return [Notice(f"**No tool calls**: no run of `{s}` called a tool: nothing was measured, and every verdict "
+                   f"with it reads \"{NOTHING_MEASURED}\" (is the model's `tool_calls` setting right for it? a model "
+                   "that writes its calls as text needs `model.tool_calls: text`).")
+            for s in arms_without_tool_calls(runs, order)]

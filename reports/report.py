@@ -13,7 +13,7 @@ from ctxbench.reports.compare import (ALPHA, MARGIN, SAME_RATIO, PairedCompariso
                                       comparison_frame, compare_strategies, verdict_line)
 from ctxbench.reports.factors import agent_strategy_blocks
 from ctxbench.reports.notices import (SIMULATED_NOTICE, completeness_notice, estimated_usage_notice,
-                                      harness_error_notice, manifest_notices)
+                                      harness_error_notice, manifest_notices, no_tool_calls_notice)
 from ctxbench.reports.document import Block, Bullets, Figure, Heading, Notice, Paragraph, Table, to_html, to_markdown
 from ctxbench.reports.frames import run_records, turns_df
 from ctxbench.reports.loading import Manifest, ResultsFolder, load_results
@@ -86,12 +86,17 @@ def _pricing_note(m: Manifest) -> list[Block]:
                       f"({p['source']}).")]
 
 
+def _decimal(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:.1f}"
+
+
 def _usd(x: float) -> str:
     return "–" if math.isnan(x) else f"${x:,.4f}"
 
 
 def _summary_table(summaries: list[StrategySummary]) -> pd.DataFrame:
     errors = any(s.harness_errors for s in summaries)
+    masked = any(not math.isnan(s.masked_mean) for s in summaries)
     rows = [{
         "strategy": s.strategy, "runs": s.runs, **({"harness errors (left out)": s.harness_errors} if errors else {}),
         "resolved": s.resolved,
@@ -102,7 +107,9 @@ def _summary_table(summaries: list[StrategySummary]) -> pd.DataFrame:
         "tokens per resolved": _num(s.tokens_per_resolved),
         **({"cost $ mean / per resolved": f"{_usd(s.cost_mean)} / {_usd(s.cost_per_resolved)}"}
            if any(not math.isnan(x.cost_mean) for x in summaries) else {}),
-        "turns (mean)": f"{s.turns_mean:.1f}", "wall s (mean / median)": f"{s.wall_mean:.1f} / {s.wall_median:.1f}",
+        "turns (mean)": f"{s.turns_mean:.1f}",
+        **({"masked outputs (mean per run)": _decimal(s.masked_mean)} if masked else {}),
+        "wall s (mean / median)": f"{s.wall_mean:.1f} / {s.wall_median:.1f}",
     } for s in summaries]
     return pd.DataFrame(rows)
 
@@ -210,6 +217,7 @@ def _opening(folder: ResultsFolder, sequential: SequentialRecord | None) -> list
         *manifest_notices(m),
         *([] if stopped_as_planned else completeness_notice(m, runs)),
         *harness_error_notice(runs),
+        *no_tool_calls_notice(runs, folder.strategies),
         *estimated_usage_notice(runs),
     ]
 
@@ -266,10 +274,10 @@ def report_blocks(folder: ResultsFolder, reference: str, plots_dir: Path, margin
         The blocks, the summaries (for summary.csv), the plot paths and the paired comparisons.
     """
     order = folder.strategies
-    summaries = summarize(folder.runs, order)
+    turns = turns_df(folder.path)
+    summaries = summarize(folder.runs, order, turns)
     comparisons = (compare_strategies(folder.runs, reference, order, margin=margin)
                    if reference in order and len(order) > 1 else [])
-    turns = turns_df(folder.path)
     plots = _draw_plots(folder, summaries, turns, plots_dir)
     comparison, forest = _comparison_blocks(folder, reference, comparisons, margin, plots_dir)
     pricing, regimes = regime_section(folder, turns, reference, margin, price_as)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass
 
@@ -12,7 +13,8 @@ from ctxbench.harness.records import FAILURE_REASONS
 from ctxbench.reports.stats import clustered_rate_interval, pass_at_k, pass_hat_k
 
 __all__ = ["StrategySummary", "summarize", "summarize_strategy", "summary_frame", "failure_frame",
-           "task_table", "repeat_rates", "split_harness_errors", "outcome_grid"]
+           "task_table", "repeat_rates", "split_harness_errors", "outcome_grid", "called_no_tool",
+           "arms_without_tool_calls", "masked_per_run"]
 
 
 def split_harness_errors(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -20,6 +22,19 @@ def split_harness_errors(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame
     the strategy, so it counts in no rate and no comparison (the reports list it instead)."""
     errors = runs["failure_reason"] == "harness_error"
     return runs[~errors], runs[errors]
+
+
+def called_no_tool(runs: pd.DataFrame) -> bool:
+    """Whether an arm's runs (harness_error runs left out; at least one left) never called a tool: then
+    nothing of its strategy was measured (a model whose calls the endpoint does not read, say)."""
+    countable, _ = split_harness_errors(runs)
+    return not countable.empty and not any(bool(calls) for calls in countable["tool_calls"])
+
+
+def arms_without_tool_calls(runs: pd.DataFrame, order: list[str] | None = None) -> list[str]:
+    """The arms (in `order`, default first appearance) in which no run called a tool (`called_no_tool`)."""
+    order = order or list(dict.fromkeys(runs["strategy"]))
+    return [s for s in order if called_no_tool(runs[runs["strategy"] == s])]
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,9 @@ class StrategySummary:
     """Dollars of all the runs / runs resolved (NaN when none resolved)."""
     harness_errors: int = 0
     """Runs that ended in harness_error, left out of every rate."""
+    masked_mean: float = math.nan
+    """Mean per run of the tool outputs the strategy masked (`masked_per_run`), over the runs with a
+    transcript; NaN when none has one."""
 
     def failure_share(self, reason: str) -> float:
         """Share of all recorded runs of this strategy (harness errors included) that failed for `reason`."""
@@ -86,9 +104,27 @@ def _pass_curves(runs: pd.DataFrame) -> tuple[dict[int, float], dict[int, float]
     return at, hat
 
 
-def summarize_strategy(strategy: str, runs: pd.DataFrame) -> StrategySummary:
-    """Summarize the runs of one strategy (a non-empty slice of a runs frame); harness_error runs are
-    counted apart and left out of every rate (all figures are NaN when nothing else is left)."""
+def masked_per_run(turns: pd.DataFrame) -> pd.Series:
+    """Per run (`run_id`) of a `turns_df` frame, how many tool outputs its strategy masked: the distinct
+    call ids of its `masked` actions (a mask kept turn after turn counts once)."""
+    masked: dict[str, set[str]] = {run: set() for run in turns["run_id"]}
+    acting = turns[turns["actions_masked"] > 0]
+    for run, actions in zip(acting["run_id"], acting["actions"]):
+        masked[run].update(a["target"] for a in json.loads(actions) if a["kind"] == "masked")
+    return pd.Series({run: len(calls) for run, calls in masked.items()}, dtype=float)
+
+
+def _masked_mean(runs: pd.DataFrame, masked: pd.Series | None) -> float:
+    if masked is None:
+        return math.nan
+    counts = masked.reindex(runs["run_id"]).dropna()
+    return float(counts.mean()) if len(counts) else math.nan
+
+
+def summarize_strategy(strategy: str, runs: pd.DataFrame, masked: pd.Series | None = None) -> StrategySummary:
+    """Summarize the runs of one strategy (a non-empty slice of a runs frame; `masked`: `masked_per_run`
+    of the folder's turns, None without them); harness_error runs are counted apart and left out of
+    every rate (all figures are NaN when nothing else is left)."""
     failures = runs["failure_reason"].dropna().value_counts()
     runs, errors = split_harness_errors(runs)
     n, resolved = len(runs), int(runs["resolved"].sum())
@@ -112,7 +148,7 @@ def summarize_strategy(strategy: str, runs: pd.DataFrame) -> StrategySummary:
         tokens_per_resolved=float(tokens.sum() / resolved) if resolved else math.nan,
         turns_mean=float(runs["turns"].mean()), wall_mean=float(runs["wall_s"].mean()),
         wall_median=float(runs["wall_s"].median()),
-        failures=counts, harness_errors=len(errors),
+        failures=counts, harness_errors=len(errors), masked_mean=_masked_mean(runs, masked),
         **_costs(runs, resolved),
     )
 
@@ -126,10 +162,13 @@ def _costs(runs: pd.DataFrame, resolved: int) -> dict[str, float]:
             "cost_per_resolved": float(cost.sum() / resolved) if resolved else math.nan}
 
 
-def summarize(runs: pd.DataFrame, order: list[str] | None = None) -> list[StrategySummary]:
-    """One summary per strategy, in `order` (default: order of first appearance)."""
+def summarize(runs: pd.DataFrame, order: list[str] | None = None, turns: pd.DataFrame | None = None
+              ) -> list[StrategySummary]:
+    """One summary per strategy, in `order` (default: order of first appearance); `turns` (a `turns_df`
+    frame) gives the masked outputs."""
     order = order or list(dict.fromkeys(runs["strategy"]))
-    return [summarize_strategy(s, runs[runs["strategy"] == s]) for s in order]
+    masked = None if turns is None or turns.empty else masked_per_run(turns)
+    return [summarize_strategy(s, runs[runs["strategy"] == s], masked) for s in order]
 
 
 def summary_frame(summaries: list[StrategySummary]) -> pd.DataFrame:

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from ctxbench.harness.config.sequential import SequentialRecord
-from ctxbench.reports.metrics import Completion, PairedComparison, Ratio
+from ctxbench.reports.metrics import NOTHING_MEASURED, Completion, PairedComparison, Ratio
 
 __all__ = ["VERDICT_COLOURS", "verdict_frame", "verdict_caption", "detectable"]
 
@@ -16,6 +16,7 @@ VERDICT_COLOURS: dict[str, str] = {
     "worse": "#d62728", "dearer": "#d62728",
     "non-inferior": "#1f77b4", "same": "#1f77b4", "equivalent": "#1f77b4",
     "inconclusive": "#7f7f7f", "too few tasks": "#7f7f7f", "futile": "#7f7f7f", "undecided": "#7f7f7f",
+    NOTHING_MEASURED: "#7f7f7f",
 }
 """The colour of each verdict word, in the HTML report and in the forest plot."""
 

@@ -28,13 +28,13 @@ BASE_CONFIG: dict[str, Any] = {
 
 def run(strategy: str, task: str, repeat: int, resolved: bool, tokens: int = 1000, turns: int = 5,
         reason: FailureReason | None = None, wall: float = 2.0) -> RunResult:
-    """One synthetic run; unresolved runs default to `tests_failed`."""
+    """One synthetic run, one tool call a turn; unresolved runs default to `tests_failed`."""
     if not resolved and reason is None:
         reason = "tests_failed"
     return RunResult(experiment_id="exp", run_id=f"{strategy}/{task}/{repeat}", strategy=strategy, task_id=task,
                      repeat=repeat, seed=1000 + repeat, resolved=resolved, failure_reason=None if resolved else reason,
                      turns=turns, prompt_tokens=tokens - 100, completion_tokens=100, strategy_tokens=0,
-                     total_tokens=tokens, peak_context_tokens=tokens // 4, wall_s=wall)
+                     total_tokens=tokens, peak_context_tokens=tokens // 4, wall_s=wall, tool_calls={"read_file": turns})
 
 
 def manifest(strategies: list[str], *, model: dict[str, Any] | None = None, simulated: bool = True,

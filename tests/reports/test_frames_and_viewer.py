@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -113,3 +114,18 @@ def test_show_lists_runs_and_refuses_an_unknown_one(folder: Path) -> None:
     unknown = CliRunner().invoke(cli, ["show", str(folder), "observation_maskin/textutils-contractions/0"])
     assert unknown.exit_code == 2
     assert "did you mean 'observation_masking/textutils-contractions/0'" in unknown.output
+
+
+def test_the_summary_gives_the_outputs_each_run_masked(folder: Path) -> None:
+    masked: dict[str, set[str]] = {}
+    for record in read_results(folder / "runs.jsonl"):
+        file = folder / "transcripts" / record.strategy / f"{record.task_id}.{record.repeat}.jsonl.gz"
+        masked[record.strategy] = {a.target for r in read_transcript(file) if isinstance(r, TranscriptTurn)
+                                   for a in r.ledger.actions if a.kind == "masked"}
+    assert len(masked["observation_masking"]) >= 2 and not masked["baseline"] and not masked["trimmer"]
+    summary = pd.read_csv(folder / "summary.csv").set_index("strategy")
+    assert {s: summary.loc[s, "masked_mean"] for s in masked} == {s: len(v) for s, v in masked.items()}
+    report = (folder / "report.md").read_text()
+    assert "| turns (mean) | masked outputs (mean per run) |" in report
+    row = next(line for line in report.splitlines() if line.startswith("| observation_masking | 1 |"))
+    assert f"| {len(masked['observation_masking'])}.0 |" in row
