@@ -4,9 +4,10 @@ Runs inside the sandbox as the agent's parent, from its own source text (`python
 needs nothing but the standard library and no ctxbench installation the jail might hide. It listens
 on a free loopback port of the jail's network namespace (the only network the agent has), relays
 every connection byte for byte to the gateway's Unix socket (bound into the jail with the run's
-folder), sets `OPENAI_BASE_URL` (and `OPENAI_API_BASE`) to that port's `/v1`, `ANTHROPIC_BASE_URL` to
-its root (Anthropic's clients add the `/v1`), fills the placeholders of the agent's command and of the
-environment variables PLACEHOLDERS_FILE names, in one pass over each word (the values from that file,
+folder), sets `OPENAI_BASE_URL` (and `OPENAI_API_BASE`) to that port's `/v1`, `ANTHROPIC_BASE_URL` and
+`GOOGLE_GEMINI_BASE_URL` to its root (Anthropic's and Gemini's clients add the `/v1` or `/v1beta`),
+`GEMINI_API_KEY` to the run's token (`OPENAI_API_KEY`), fills the placeholders of the agent's command
+and of the environment variables PLACEHOLDERS_FILE names, in one pass over each word (the values from that file,
 `{base_url}` added: a value is never read again, so a statement holding `{model}` reaches the agent as
 written), feeds the agent the task statement on its standard input, and exits as the agent does
 (128 + N when killed by signal N).
@@ -98,8 +99,11 @@ def main(argv: list[str]) -> int:
     values = {**placeholders["values"], "base_url": base_url}
     env = dict(os.environ)
     env.update({key: fill(env[key], values) for key in placeholders["env"] if key in env})
+    root = base_url.removesuffix("/v1")
     env.update({"OPENAI_BASE_URL": base_url, "OPENAI_API_BASE": base_url,
-                "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1")})
+                "ANTHROPIC_BASE_URL": root, "GOOGLE_GEMINI_BASE_URL": root})
+    if "OPENAI_API_KEY" in env:  # the run's token, under the name Gemini's clients read
+        env["GEMINI_API_KEY"] = env["OPENAI_API_KEY"]
     command = [fill(word, values) for word in command]
     for name, text in placeholders.get("home_files", {}).items():
         path = os.path.join(env["HOME"], name)

@@ -142,9 +142,14 @@ def split_fold_request(text: str) -> tuple[str | None, str]:
 AGENT_SUMMARY_PROMPTS = {
     "claude-code": "Your task is to create a detailed summary of the conversation so far",
     "codex": "You are performing a CONTEXT CHECKPOINT COMPACTION",
+    "gemini-cli": "generate the updated <state_snapshot>",
+    "gemini-cli/check": "Critically evaluate the <state_snapshot> you just generated",
+    "qwen-code": "produce the <state_snapshot> XML",
 }
 """How an agent's own compaction asks its model for a summary (in the request's last user message):
-Claude Code's (it takes the reply's `<summary>` block) and Codex CLI's (it takes the whole reply)."""
+Claude Code's (it takes the reply's `<summary>` block), Codex CLI's (it takes the whole reply), Gemini
+CLI's (the whole reply, a `<state_snapshot>`, which it then asks to check and repeat) and Qwen Code's
+(the reply's `<state_snapshot>` without its `<analysis>`)."""
 
 
 def agent_summary_request(messages: list[dict]) -> str | None:

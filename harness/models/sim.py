@@ -22,8 +22,9 @@ It is a stand-in for a model, not a model. Rules (docs/simulator.md):
 - It acts through ctxbench's tools, or through one shell (`model.sim.dialect`: a call of the shell
   tool the request offers, `bash`, Claude Code's `Bash`, Codex's `exec_command`, or a fenced command
   per reply, `ctxbench.harness.models.simbash` and `simbash_reading`), with the same decisions.
-- An agent's own compaction request (Claude Code's, Codex's) is answered with a summary of the
-  conversation in the form that agent expects, in the summary layout it reads back as memory.
+- An agent's own compaction request (Claude Code's, Codex's, Gemini CLI's, Qwen Code's) is answered
+  with a summary of the conversation in the form that agent expects, in the summary layout it reads
+  back as memory.
 - Cached prompt tokens are reported like a provider's prompt cache (`PromptCache`): the longest
   prefix of whole messages already sent in an earlier request, counted in blocks. This is usage
   accounting only; it never changes a reply.
@@ -50,7 +51,7 @@ from ctxbench.harness.models.simmemory import summarize_request
 from ctxbench.harness.models.simrules import Action, explore, situation
 from ctxbench.harness.models.simview import TestRun, View, contains, read_view
 from ctxbench.harness.records import ToolCall
-from ctxbench.harness.markup.summaries import Digest, agent_summary_request, asks_for_summary
+from ctxbench.harness.markup.summaries import AGENT_SUMMARY_PROMPTS, Digest, agent_summary_request, asks_for_summary
 from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["SimModel", "PromptCache", "attention", "is_summary_request"]
@@ -183,11 +184,11 @@ class SimModel:
         native, sizes = native_messages(stable, self.p, self.test_cmd, self.statement,
                                         [self.counter.count_message(m) for m in stable])
         prompt, digest, rng, cached = self._request(stable, tools, native[1:])
-        if is_summary_request(messages, tools):
-            return self._summary_reply(messages, prompt, cached)
-        if agent is not None:
+        if agent is not None:  # before a summarizer's request: Gemini CLI's asks with a system prompt of its own
             summary = self._compaction(native, agent)
             return Completion(summary, (), Usage(prompt, self.counter.count(summary), cached))
+        if is_summary_request(messages, tools):
+            return self._summary_reply(messages, prompt, cached)
         # the agent's system prompt at its size in whole thousands of tokens: the few tokens a run's working
         # folder, date or version stamp adds or takes must not move a notice draw near its threshold
         steady = round(sizes[0], -3)
@@ -319,6 +320,8 @@ class SimModel:
         if agent == "claude-code":
             return (f"<analysis>\nWhat the conversation read, ran and changed, for the work to go on.\n</analysis>\n\n"
                     f"<summary>\nPrimary request:\n{task}\n\n{body}\n</summary>")
+        if "<state_snapshot>" in AGENT_SUMMARY_PROMPTS[agent]:  # Gemini CLI, Qwen Code
+            return f"<state_snapshot>\nTask:\n{task}\n\n{body}\n</state_snapshot>"
         return f"Summary of the work so far.\n\nTask:\n{task}\n\n{body}"
 
     def _summarize(self, messages: list[dict[str, Any]]) -> str:

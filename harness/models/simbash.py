@@ -27,9 +27,9 @@ Dialect = Literal["native", "bash", "bash_text"]
 
 _SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell")
 """Which shell tool the simulator calls when a request offers several."""
-_FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell"})
-"""Shell tools of agents whose run ends with a reply that calls no tool (Claude Code, Codex CLI): no
-submit command."""
+_FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell", "run_shell_command"})
+"""Shell tools of agents whose run ends with a reply that calls no tool (Claude Code, Codex CLI, Gemini CLI,
+Qwen Code): no submit command."""
 _SKIPPED = "--exclude-dir=.git --exclude-dir=__pycache__ --exclude-dir=.pytest_cache"
 """What a search leaves out, as the native search's walk does (binary files too: grep's -I)."""
 

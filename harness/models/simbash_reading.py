@@ -7,8 +7,9 @@ message: `nl -ba F | sed -n 'A,Bp'` is a `read_file` whose output becomes a numb
 X .` a `search` with its hits, a here-doc'd `git apply` an `edit_file`, the task's test command a
 `run_tests` whose pytest output closes with its exit code. Outputs are read inside the agent's wrapping
 (`<returncode>`/`<output>`, mini-swe-agent's JSON observation, Claude Code's leading `Exit code N`,
-Codex's header before `Output:`, or plain); a placeholder that a strategy put in an output's place is
-left as it is, so it hides what it hides from a native read.
+Codex's header before `Output:`, Gemini CLI's and Qwen Code's report around `Output:`, or plain); a
+placeholder that a strategy put in an output's place is left as it is, so it hides what it hides from
+a native read.
 
 Outputs are read without what changes from run to run (`stable_messages`: durations, object
 addresses), as the native tools write them, so the same behaviour gives the same view and the same
@@ -31,7 +32,7 @@ from ctxbench.harness.markup.rendering import excerpt_header, is_numbered_line, 
 from ctxbench.harness.markup.summaries import SECTION
 from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, shell_command_of
 from ctxbench.harness.wire.shell_reading import (SUBMIT_MARKER, exit_status, here_document, leading_status,
-                                                 read_command, search_pattern, steady_header)
+                                                 read_command, search_pattern, shell_report, steady_header)
 
 __all__ = ["stable_messages", "native_messages"]
 
@@ -41,7 +42,7 @@ _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _NO_OUTPUT = "(Bash completed with no output)"
 """What Claude Code's `Bash` returns for a command that printed nothing."""
-_NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
+_NUMBERED = re.compile(r"^ *(\d+)(?:\t|  |$)(.*)$")
 _NUMBERING = re.compile(r"(?:^|[;&|(]\s*)(?:nl\s|cat\s+-\w*n)")
 """A read that numbers its lines itself (`nl -ba`, `cat -n`): its unnumbered lines are not the file's."""
 _GREP_HIT = re.compile(r"^(?:\./)?(?P<path>[^\s:]+):(?P<line>\d+):(?P<text>.*)$")
@@ -216,6 +217,9 @@ def _unwrap(content: str, tool: str = "bash") -> tuple[str, int | None]:
     leading = leading_status(content)
     if leading is not None:
         return leading[1], leading[0]
+    report = shell_report(content)
+    if report is not None:  # Gemini CLI's and Qwen Code's `run_shell_command`
+        return report[1], report[0]
     if tool == "Bash":
         return ("" if content.strip() == _NO_OUTPUT else content), 0
     status = exit_status(content)

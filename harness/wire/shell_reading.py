@@ -17,7 +17,7 @@ from typing import Literal
 from ctxbench.harness.markup.placeholders import exit_code
 
 __all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status", "leading_status",
-           "steady_header", "search_pattern", "here_document"]
+           "shell_report", "steady_header", "search_pattern", "here_document"]
 
 CommandKind = Literal["file_read", "search", "listing", "edit", "test_run", "finish", "command"]
 
@@ -226,10 +226,50 @@ _LEADING_STATUS = re.compile(r"\AExit code (-?\d+)(?:\n|\Z)|\A" + "".join(rf"(?:
 output opens with a header holding `Process exited with code N`, then `Output:`)."""
 
 
+_REPORT_LINE = re.compile(r"^(Error|Exit Code|Signal|Background PIDs|Process Group PGID): (.*)$")
+"""A line Gemini CLI's and Qwen Code's `run_shell_command` put after the command's output."""
+_PROCESS_LINE = re.compile(r"^(Process Group PGID: |Background PIDs: )[\d, ]+$", re.M)
+_UNTRUSTED = ("<untrusted_context>\n", "\n</untrusted_context>")
+"""How Gemini CLI wraps a tool's result."""
+
+
 def steady_header(output: str) -> str:
     """`output` with the values of Codex's header lines that change from run to run (its chunk id and
-    wall time) as `<…>`."""
+    wall time), and the process ids of Gemini CLI's and Qwen Code's report, as `<…>`."""
+    output = _PROCESS_LINE.sub(lambda line: line[1] + "<…>", output)
     return _CODEX_CLOCK_LINE.sub(lambda line: line[1] + "<…>", output)
+
+
+def shell_report(output: str) -> tuple[int | None, str] | None:
+    """The exit status and the output of a `run_shell_command` report: Gemini CLI's (`Output: …`, then an
+    `Exit Code: N` line only for a failure, `Process Group PGID: N`, all inside `<untrusted_context>`) and
+    Qwen Code's (`Command: …`, `Directory: …`, `Output: …`, then `Error:`, `Exit Code:`, `Signal:` and
+    `Process Group PGID:` lines, each `(none)` where it has nothing to say); None for any other output.
+    The status is None where the report gives none (a command killed by a signal)."""
+    text = output.removeprefix(_UNTRUSTED[0]).removesuffix(_UNTRUSTED[1])
+    if text.startswith("Command: "):  # Qwen Code's header: the command (here-docs span lines), its folder
+        _, found, rest = text.partition("\nDirectory: ")
+        text = rest.partition("\n")[2] if found else text
+    if not text.startswith("Output: "):
+        return None
+    lines = text.removeprefix("Output: ").split("\n")
+    report: dict[str, str] = {}
+    while len(lines) > 1 and (line := _REPORT_LINE.match(lines[-1])):
+        report[line[1]] = line[2]
+        lines.pop()
+    if not report and text == output:
+        return None
+    body = "\n".join(lines)
+    return _report_status(report), "" if body == "(empty)" else body
+
+
+def _report_status(report: dict[str, str]) -> int | None:
+    """`Exit Code: N`; without one (Gemini CLI's success), 0 unless an error or a signal is reported."""
+    code = report.get("Exit Code", "")
+    if re.fullmatch(r"-?\d+", code):
+        return int(code)
+    failed = any(report.get(key, "(none)") != "(none)" for key in ("Error", "Signal"))
+    return None if failed or "Exit Code" in report else 0
 
 
 def leading_status(output: str) -> tuple[int, str] | None:
@@ -242,10 +282,14 @@ def leading_status(output: str) -> tuple[int, str] | None:
 def exit_status(output: str) -> int | None:
     """The exit status an agent's observation reports (mini-swe-agent's `<returncode>N</returncode>`, a
     `returncode: N` line, Claude Code's leading `Exit code N`, Codex's `Process exited with code N`
-    header, or ctxbench's own closing `[exit code N]`), if any."""
+    header, Gemini CLI's and Qwen Code's `Exit Code: N` report, or ctxbench's own closing `[exit code
+    N]`), if any."""
     leading = leading_status(output)
     if leading is not None:
         return leading[0]
+    report = shell_report(output)
+    if report is not None:
+        return report[0]
     match = _RETURNCODE.search(output)
     if match:
         return int(next(g for g in match.groups() if g is not None))

@@ -24,7 +24,6 @@ from google import genai
 from google.genai import errors, types
 
 from ctxbench.harness.config import ModelConfig
-from ctxbench.harness.config.model import SimParams
 from ctxbench.harness.endpoints.serve_sim import SimBackend
 from ctxbench.harness.endpoints.server import make_server, make_unix_server
 from ctxbench.harness.environments.workspace import Workspace
@@ -47,7 +46,6 @@ OWN_TOOLS = types.Tool(function_declarations=[
                               parameters_json_schema=t["function"]["parameters"]) for t in TOOL_SCHEMAS])
 """ctxbench's own tools, declared with JSON schema."""
 NO_AUTOMATIC_CALLS = types.AutomaticFunctionCallingConfig(disable=True)
-SUBMIT = SimParams().submit_command
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +113,7 @@ def test_a_streaming_agent_on_the_google_genai_sdk_fixes_the_bug_through_the_gat
             replies.append(chunks[-1])
             contents.append(types.Content(role="model", parts=parts))
             calls = [p.function_call for p in parts if p.function_call]
-            if not calls or calls[0].args["command"] == SUBMIT:  # the simulator's bash dialect submits so
+            if not calls:  # it ends the run on a reply that calls no tool, as Gemini CLI's runs end
                 break
             assert [c.name for c in calls] == ["run_shell_command"] and chunks[-1].candidates[0].finish_reason == "STOP"
             results = []
@@ -127,7 +125,7 @@ def test_a_streaming_agent_on_the_google_genai_sdk_fixes_the_bug_through_the_gat
         resolved = ws.evaluate(60).resolved
     finally:
         ws.cleanup()
-    assert resolved and len(replies) >= 3 and len(calls) == 1 and contents[-1].parts[0].text
+    assert resolved and len(replies) >= 3 and calls == [] and contents[-1].parts[0].text
     turns = turns_by_opening(transcripts, task.problem_statement)
     assert [t.turn for t in turns] == list(range(len(replies)))  # one conversation, a turn per request
     assert [(t.usage.prompt_tokens, t.usage.completion_tokens, t.usage.cached_tokens) for t in turns] == [
