@@ -8,6 +8,7 @@ reports are copied from real runs of Gemini CLI 0.61.0 and Qwen Code 0.24.4."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -112,7 +113,7 @@ def command_of(reply) -> str:
 
 
 def source(start: int, end: int) -> str:
-    lines = open("tasksets/smoke/repos/calc/calc/stats.py").read().splitlines()
+    lines = Path("tasksets/smoke/repos/calc/calc/stats.py").read_text().splitlines()
     return "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(start, min(end, len(lines)) + 1))
 
 
@@ -165,7 +166,7 @@ def test_the_process_group_in_a_report_does_not_move_the_replies(median):
         for pgid in (7, 123456):
             body = gemini(median, ("python -m pytest -q", gemini_report(FAILING, 1, pgid)),
                           (read_cmd, gemini_report(source(8, 67), 0, pgid + 3)))
-            reply, request = answer(median, body, seed)
+            reply, _ = answer(median, body, seed)
             replies.add(repr((reply.text, reply.tool_calls, reply.usage.prompt_tokens)))
         assert len(replies) == 1, seed
     assert "Process Group PGID: <…>" in stable_messages(read(body).messages)[-1]["content"]
