@@ -21,7 +21,7 @@ class Stream:
     hold_at: int | None = None
     go_on: threading.Event = field(default_factory=threading.Event)
     log: list[str] = field(default_factory=list)
-    """What the server did, in order: `sent N` after event N, `sent all` once the last went out."""
+    """What the server did, in order: `sending N` before event N, `sent all` once the last went out."""
 
 
 Reply = tuple[int, Any]
@@ -130,9 +130,9 @@ class _Handler(BaseHTTPRequestHandler):
                     stream.go_on.wait(timeout=60)
                 elif n and stream.gap_s:
                     time.sleep(stream.gap_s)
+                stream.log.append(f"sending {n}")
                 self.wfile.write(event)
                 self.wfile.flush()
-                stream.log.append(f"sent {n}")
             stream.log.append("sent all")
         except OSError:
             stream.log.append("client gone")

@@ -46,6 +46,7 @@ from ctxbench.harness.context import Context
 from ctxbench.harness.errors import InputError
 from ctxbench.harness.protocols import Completion
 from ctxbench.harness.models import make_upstream
+from ctxbench.harness.models.endpoint import EndpointModel
 from ctxbench.harness.models.counters import learn_from_reply
 from ctxbench.harness.models.served_counting import model_counter
 from ctxbench.harness.models.sim import PromptCache, SimModel
@@ -53,7 +54,8 @@ from ctxbench.harness.pricing import Prices, resolve_prices
 from ctxbench.harness.protocols import Model
 from ctxbench.harness.records import Taskset, TranscriptHeader, TranscriptTurn
 from ctxbench.harness.endpoints.serve_sim import TaskFinder, unknown_task
-from ctxbench.harness.endpoints.server import after_sending
+from ctxbench.harness.endpoints.model_section import request_settings
+from ctxbench.harness.endpoints.server import after_sending, passing_on
 from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder
 from ctxbench.harness.wire.base import MODEL_FAILURES, ModelRequest, Refusal, model_refusal
 from ctxbench.harness.wire.messages import marked_for
@@ -192,8 +194,7 @@ class Gateway:
                 context = conversation.hook(messages, tools)
                 if conversation.recorder is not None:
                     conversation.recorder.call_starts(time.monotonic())
-                completion = conversation.model.complete(
-                    marked_for(conversation.model, context.messages, request.cache_marks), tools)
+                completion = self._call(conversation.model, context.messages, request)
                 learn_from_reply(self.counter, context.messages, tools, completion.usage)
             except MODEL_FAILURES as exc:
                 self._forget(conversation)
@@ -207,6 +208,20 @@ class Gateway:
         if not after_sending(lambda delivered: self._settle(conversation, turn, settled, delivered)):
             self._settle(conversation, turn, settled, True)
         return completion
+
+    def _call(self, model: Model, messages: list[dict[str, Any]], request: ModelRequest) -> Completion:
+        """The model's reply to the context a strategy built (`messages`): an upstream's with the client's
+        `max_tokens` up to the model's and the client's seed (`request_settings`, as `serve-sim` answers),
+        its text passed on as it arrives to a client that streams (`passing_on`; not where calls are read
+        from the text: the text passed on would hold them)."""
+        sent = marked_for(model, messages, request.cache_marks)
+        if not isinstance(model, EndpointModel):
+            return model.complete(sent, request.tools)
+        reserve, seed = request_settings(request, self.model)
+        upstream = make_upstream(self.model.model_copy(update={"max_output_tokens": reserve}), seed, self.counter)
+        assert isinstance(upstream, EndpointModel)
+        listener = passing_on(request) if self.model.tool_calls == "native" else None
+        return upstream.complete(sent, request.tools, listener)
 
     def _forget(self, conversation: _Conversation) -> None:
         """Its last request failed: no turn."""
@@ -253,9 +268,9 @@ class Gateway:
             n += 1
         stem = stem if n == 1 else f"{stem}-{n}"
         self._stems.add(stem)
-        seed: int = request.seed if request.seed is not None else (self.model.seed or 0)
+        reserve, seed = request_settings(request, self.model)  # the simulator's: the conversation's first request's
         model = self._upstream or SimModel(self.model.sim, task.patch if task else "", self.counter,
-                                           self.model.window, self.model.max_output_tokens, seed,
+                                           self.model.window, reserve, seed,
                                            self.cache, test_cmd=task.test_cmd if task else (),
                                            statement=task.problem_statement if task else None)
         hook = StrategyHook(self.strategy, self.params, context_window=self.model.window,

@@ -6,7 +6,9 @@ any of four wire formats (`ctxbench.harness.wire.base`): `POST /v1/chat/completi
 (Gemini, `:streamGenerateContent?alt=sse` streamed), each read onto one `ModelRequest`, answered by a
 `ModelBackend` that never sees the format, and written back in the client's own format, plain or
 streamed. An error (a body in none of the formats, a refused call) is answered in the error shape of
-the format the route claims (Gemini's under `/v1beta/` and `/v1alpha/`, OpenAI's elsewhere).
+the format the route claims (Gemini's under `/v1beta/` and `/v1alpha/`, OpenAI's elsewhere). A backend
+whose model streams may pass a streamed reply on as it is written (`passing_on`): its headers and text
+go out as they come (chunked), the rest once the model has answered.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ctxbench.harness.protocols import Completion
 from ctxbench.harness.wire import CHAT, GEMINI, HttpReply, ModelRequest, Refusal, Wire, json_reply, wire_for
-from ctxbench.harness.wire.base import Crash
+from ctxbench.harness.wire.base import Crash, StreamWriter
 from ctxbench.harness.wire.gemini import API_VERSIONS, model_entry
 
-__all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server", "after_sending",
+__all__ = ["ModelBackend", "respond", "models_reply", "make_server", "make_unix_server", "after_sending", "passing_on",
            "MAX_BODY_BYTES", "READ_TIMEOUT_S", "LISTEN_BACKLOG"]
 
 MAX_BODY_BYTES = 64 * 1024**2
@@ -55,6 +57,71 @@ def after_sending(callback: Callable[[bool], None]) -> bool:
         return False
     after.append(callback)
     return True
+
+
+def passing_on(request: ModelRequest) -> Callable[[str], None] | None:
+    """Where the reply to `request`, which the calling thread is answering, can go out as the model
+    writes it: a listener that sends each piece of its text to the client at once, in its format's
+    streamed shape (the opening with the first call, "" included); None where the request does not
+    stream or no server's handler is answering it (the whole reply then goes out at the end, as it
+    always can)."""
+    live = getattr(_serving, "live", None)
+    return live.listener(request) if live is not None and request.stream else None
+
+
+class _LiveReply:
+    """A streamed reply sent as the model writes it, with chunked transfer encoding: the headers and the
+    opening with the first piece, each piece at once, the rest (`finish`) once the model has answered.
+    A client gone away mid-stream (a write fails) is `broken`: nothing more is sent to it."""
+
+    def __init__(self, handler: _Handler, wire: Wire) -> None:
+        self.handler, self.wire = handler, wire
+        self.writer: StreamWriter | None = None
+        self.started = self.broken = False
+
+    def listener(self, request: ModelRequest) -> Callable[[str], None]:
+        self.writer = self.wire.streamer(request)
+        return self._piece
+
+    def _piece(self, piece: str) -> None:
+        assert self.writer is not None
+        data = b"" if self.started else self.writer.opening()
+        if not self.started:
+            self.started = True
+            self._write(None)
+        data += self.writer.text(piece) if piece else b""
+        if data:  # an empty chunk would end the reply
+            self._write(data)
+
+    def rest(self, answer: Completion | Refusal) -> HttpReply:
+        """What is left to send of the reply once the model has answered (or failed)."""
+        assert self.writer is not None
+        data = self.writer.failure(answer) if isinstance(answer, Refusal) else self.writer.closing(answer)
+        return HttpReply(200, data, "text/event-stream")
+
+    def finish(self, rest: HttpReply) -> None:
+        if rest.data:
+            self._write(rest.data)
+        self._write(b"")  # the last chunk: the reply's end
+
+    def _write(self, data: bytes | None) -> None:
+        """Sends the headers (None), or `data` as one chunk (b"": the last, the reply's end)."""
+        if self.broken:
+            return
+        handler = self.handler
+        try:
+            if data is None:
+                handler.send_response(200)
+                handler.send_header("Content-Type", "text/event-stream")
+                handler.send_header("Cache-Control", "no-cache")
+                handler.send_header("Transfer-Encoding", "chunked")
+                handler.end_headers()
+            else:
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            handler.wfile.flush()
+        except OSError:
+            self.broken = True
+            handler.close_connection = True
 
 
 class ModelBackend(Protocol):
@@ -106,6 +173,9 @@ def respond(backend: ModelBackend, wire: Wire, body: Any, path: str = "") -> Htt
         answer = backend.answer(request)
     except Exception as exc:  # a bug must not kill the server; the client retries 5xx
         answer = Crash.of(exc)
+    live = getattr(_serving, "live", None)
+    if live is not None and live.started:  # the reply has begun: its rest
+        return live.rest(answer)
     return wire.refuse(answer) if isinstance(answer, Refusal) else wire.reply(request, answer)
 
 
@@ -155,18 +225,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(shape.refuse(Refusal(404, f"no route {urlsplit(self.path).path}", code="not_found")))
             return
         body = _decoded(raw)
-        _serving.after, reply = [], None
+        _serving.after, _serving.live, reply = [], _LiveReply(self, wire), None
         try:
             reply = wire.refuse(body) if isinstance(body, Refusal) else respond(self.server.backend, wire, body,
                                                                                  self.path)
-        finally:  # told before the reply goes out: what it records is written before the client can act on it
-            after, _serving.after = _serving.after, None
-            delivered = reply is not None and not self._client_gone()
+        finally:  # told before the reply (or its end) goes out: what it records is written before the client can act on it
+            after, live, _serving.after, _serving.live = _serving.after, _serving.live, None, None
+            delivered = reply is not None and not live.broken and not self._client_gone()
             for callback in after:
                 callback(delivered)
-        if delivered and reply is not None:
+        if delivered and reply is not None and live.started:
+            live.finish(reply)
+        elif delivered and reply is not None:
             self._send(reply)
-        else:  # the client went away while its request was answered: nothing to send it
+        else:  # the client went away while its request was answered: nothing (more) to send it
             self.close_connection = True
 
     def _refused(self, wire: Wire) -> bool:

@@ -82,6 +82,12 @@ class EndpointModel:
         self.sdk()  # a missing extra is one line, before any client is built
         self._client = self._connect(config)
 
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 listener: Callable[[str], None] | None = None) -> Completion:
+        """One reply, streamed: its text told to `listener` as it arrives, where given
+        (`ctxbench.harness.models.streaming.TextListener`)."""
+        raise NotImplementedError
+
     @classmethod
     def sdk(cls) -> Any:
         """The provider's client library.

@@ -7,13 +7,15 @@ An agent calls a model in one of four formats: OpenAI Chat Completions (`POST /v
 Gemini CLI's, `ctxbench.harness.wire.gemini`), whose routes carry the model. Each format reads its
 body as a `ModelRequest` (the messages and tools in OpenAI's chat format, which the History reading,
 the strategies and the models all take) or a `Refusal`, and writes a `Completion` or a `Refusal` back
-as its own reply: a JSON body, or server-sent events when the request streams. Whatever answers the
-request (the simulator, the gateway, a run's route) never sees the format.
+as its own reply: a JSON body, or server-sent events when the request streams, written whole or, by
+its `StreamWriter`, as the model writes it. Every reply has an id of its own (`reply_id`). Whatever
+answers the request (the simulator, the gateway, a run's route) never sees the format.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -22,7 +24,7 @@ from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, Fatal
                                         RequestRefused, TransientModelError)
 
 __all__ = ["WireName", "ModelRequest", "Refusal", "Crash", "MODEL_FAILURES", "model_refusal", "HttpReply", "Wire",
-           "json_reply", "sse_reply"]
+           "StreamWriter", "reply_id", "json_reply", "sse_reply", "sse_events"]
 
 WireName = Literal["chat", "messages", "responses", "gemini"]
 
@@ -127,6 +129,29 @@ class Wire(Protocol):
 
     def refuse(self, refusal: Refusal) -> HttpReply: ...
 
+    def streamer(self, request: ModelRequest) -> StreamWriter:
+        """The writer of `request`'s streamed reply as the model writes it (`StreamWriter`)."""
+        ...
+
+
+class StreamWriter(Protocol):
+    """One streamed reply written as the model's text arrives, in its format's events: the opening, each
+    piece of text, then the rest from the whole reply (the tool calls, the finish, the usage), or an
+    error in the stream where the model failed after the reply had begun. Each returns the bytes to send."""
+
+    def opening(self) -> bytes: ...
+
+    def text(self, piece: str) -> bytes: ...
+
+    def closing(self, completion: Completion) -> bytes: ...
+
+    def failure(self, refusal: Refusal) -> bytes: ...
+
+
+def reply_id(prefix: str) -> str:
+    """A new id for one reply (`chatcmpl-...`, `msg_...`, `resp_...`): no two replies share one."""
+    return prefix + uuid.uuid4().hex[:24]
+
 
 def json_reply(status: int, body: Any) -> HttpReply:
     return HttpReply(status, json.dumps(body).encode())
@@ -134,5 +159,10 @@ def json_reply(status: int, body: Any) -> HttpReply:
 
 def sse_reply(events: list[tuple[str | None, dict[str, Any]]], done: bool = False) -> HttpReply:
     """Server-sent events: each (event name or None, data); with `done`, OpenAI's closing `data: [DONE]`."""
+    return HttpReply(200, sse_events(events, done), "text/event-stream")
+
+
+def sse_events(events: list[tuple[str | None, dict[str, Any]]], done: bool = False) -> bytes:
+    """The bytes of server-sent events (`sse_reply`)."""
     lines = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events]
-    return HttpReply(200, ("".join(lines) + ("data: [DONE]\n\n" if done else "")).encode(), "text/event-stream")
+    return ("".join(lines) + ("data: [DONE]\n\n" if done else "")).encode()

@@ -41,9 +41,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from ctxbench.harness.chat import join_texts, read_arguments
 from ctxbench.harness.protocols import Completion
 from ctxbench.harness.records import Usage
-from ctxbench.harness.wire.base import HttpReply, ModelRequest, Refusal, WireName, json_reply, sse_reply
+from ctxbench.harness.wire.base import (HttpReply, ModelRequest, Refusal, WireName, json_reply, reply_id, sse_events,
+                                        sse_reply)
 
-__all__ = ["GEMINI", "GeminiWire", "route_model", "json_schema", "response_body", "stream_events", "google_status",
+__all__ = ["GEMINI", "GeminiWire", "GeminiStream", "route_model", "json_schema", "response_body", "stream_events", "google_status",
            "model_entry", "API_VERSIONS", "TEXT_CHUNK_CHARS"]
 
 API_VERSIONS = ("v1beta", "v1", "v1alpha")
@@ -290,17 +291,26 @@ def _call_parts(completion: Completion) -> list[dict[str, Any]]:
             for c in completion.tool_calls]
 
 
-def _head(completion: Completion, request: ModelRequest) -> dict[str, Any]:
-    return {"modelVersion": request.model,
-            "responseId": completion.tool_calls[0].id if completion.tool_calls else "ctxbench"}
+def _head(request: ModelRequest, reply: str | None = None) -> dict[str, Any]:
+    return {"modelVersion": request.model, "responseId": reply or reply_id("")}
 
 
 def response_body(completion: Completion, request: ModelRequest) -> dict[str, Any]:
     """A `GenerateContentResponse` for `completion`."""
-    parts = ([{"text": completion.text}] if completion.text else []) + _call_parts(completion)
+    return _last(completion, request, _head(request), [{"text": completion.text}] if completion.text else [])
+
+
+def _partial(text: str, head: dict[str, Any]) -> dict[str, Any]:
+    return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}], **head}
+
+
+def _last(completion: Completion, request: ModelRequest, head: dict[str, Any],
+          texts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The response that ends a reply: `texts`, the function calls, the finish reason and the usage."""
+    parts = texts + _call_parts(completion)
     return {"candidates": [{"content": {"role": "model", "parts": parts or [{"text": ""}]},
                             "finishReason": _finish(completion, request), "index": 0}],
-            "usageMetadata": _usage(completion.usage), **_head(completion, request)}
+            "usageMetadata": _usage(completion.usage), **head}
 
 
 def stream_events(completion: Completion, request: ModelRequest) -> list[dict[str, Any]]:
@@ -308,14 +318,33 @@ def stream_events(completion: Completion, request: ModelRequest) -> list[dict[st
     TEXT_CHUNK_CHARS, the last chunk with the function calls, the finish reason and the usage."""
     text = completion.text
     chunks = [text[i:i + TEXT_CHUNK_CHARS] for i in range(0, len(text), TEXT_CHUNK_CHARS)]
-    head = _head(completion, request)
-    events = [{"candidates": [{"content": {"role": "model", "parts": [{"text": chunk}]}, "index": 0}], **head}
-              for chunk in chunks[:-1]]
-    last = [{"text": chunk} for chunk in chunks[-1:]] + _call_parts(completion)
-    events.append({"candidates": [{"content": {"role": "model", "parts": last or [{"text": ""}]},
-                                   "finishReason": _finish(completion, request), "index": 0}],
-                   "usageMetadata": _usage(completion.usage), **head})
-    return events
+    head = _head(request)
+    return [_partial(chunk, head) for chunk in chunks[:-1]] + \
+        [_last(completion, request, head, [{"text": chunk} for chunk in chunks[-1:]])]
+
+
+class GeminiStream:
+    """Partial responses written as the model writes it: one per piece of text, then one with the
+    function calls, the finish reason and the usage; an error as Google's, in the stream."""
+
+    def __init__(self, request: ModelRequest) -> None:
+        self.request, self.head = request, _head(request)
+
+    def opening(self) -> bytes:
+        return b""
+
+    def text(self, piece: str) -> bytes:
+        return sse_events([(None, _partial(piece, self.head))])
+
+    def closing(self, completion: Completion) -> bytes:
+        return sse_events([(None, _last(completion, self.request, self.head, []))])
+
+    def failure(self, refusal: Refusal) -> bytes:
+        return sse_events([(None, _error(refusal))])
+
+
+def _error(refusal: Refusal) -> dict[str, Any]:
+    return {"error": {"code": refusal.status, "message": refusal.message, "status": google_status(refusal.status)}}
 
 
 def model_entry(model_name: str, owner: str) -> dict[str, Any]:
@@ -357,8 +386,10 @@ class GeminiWire:
         return json_reply(200, response_body(completion, request))
 
     def refuse(self, refusal: Refusal) -> HttpReply:
-        return json_reply(refusal.status, {"error": {"code": refusal.status, "message": refusal.message,
-                                                     "status": google_status(refusal.status)}})
+        return json_reply(refusal.status, _error(refusal))
+
+    def streamer(self, request: ModelRequest) -> GeminiStream:
+        return GeminiStream(request)
 
 
 GEMINI = GeminiWire()

@@ -27,9 +27,10 @@ from typing import Any
 
 from ctxbench.harness.chat import content_text, read_arguments
 from ctxbench.harness.protocols import Completion, Model
-from ctxbench.harness.wire.base import HttpReply, ModelRequest, Refusal, WireName, json_reply, sse_reply
+from ctxbench.harness.wire.base import (HttpReply, ModelRequest, Refusal, WireName, json_reply, reply_id, sse_events,
+                                        sse_reply)
 
-__all__ = ["MESSAGES", "MessagesWire", "message_body", "anthropic_error_type", "with_cache_marks", "marked_for", "MAX_CACHE_MARKS"]
+__all__ = ["MESSAGES", "MessagesWire", "MessagesStream", "message_body", "anthropic_error_type", "with_cache_marks", "marked_for", "MAX_CACHE_MARKS"]
 
 MAX_CACHE_MARKS = 4
 """Anthropic takes at most four `cache_control` breakpoints a request."""
@@ -152,13 +153,13 @@ def _check(body: Any) -> Refusal | None:
     return None
 
 
-def message_body(completion: Completion, model: str) -> dict[str, Any]:
-    """An Anthropic `message` for `completion`."""
+def message_body(completion: Completion, model: str, reply: str | None = None) -> dict[str, Any]:
+    """An Anthropic `message` for `completion` (its id `reply`, else a new one)."""
     content: list[dict[str, Any]] = [{"type": "text", "text": completion.text}] if completion.text else []
     content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": read_arguments(c.arguments)}
                 for c in completion.tool_calls]
     u = completion.usage
-    return {"id": "msg_" + (completion.tool_calls[0].id if completion.tool_calls else "ctxbench"),
+    return {"id": reply or reply_id("msg_"),
             "type": "message", "role": "assistant", "model": model,
             "content": content or [{"type": "text", "text": ""}],
             "stop_reason": "tool_use" if completion.tool_calls else "end_turn", "stop_sequence": None,
@@ -169,24 +170,69 @@ def message_body(completion: Completion, model: str) -> dict[str, Any]:
 
 def _events(body: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
     """A message as the events a streamed reply sends."""
-    usage = body["usage"]
-    start = {**body, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 0}}
-    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    events = [_start(body, body["usage"])]
     for index, block in enumerate(body["content"]):
-        opened: dict[str, Any]
-        delta: dict[str, Any]
-        if block["type"] == "text":
-            opened, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
-        else:
-            opened = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events += [{"type": "content_block_start", "index": index, "content_block": opened},
-                   {"type": "content_block_delta", "index": index, "delta": delta},
-                   {"type": "content_block_stop", "index": index}]
-    events += [{"type": "message_delta", "delta": {"stop_reason": body["stop_reason"], "stop_sequence": None},
-                "usage": usage},
-               {"type": "message_stop"}]
-    return [(e["type"], e) for e in events]
+        events += _block_events(index, block)
+    return [(e["type"], e) for e in events + _ending(body)]
+
+
+def _start(body: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+    start = {**body, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 0}}
+    return {"type": "message_start", "message": start}
+
+
+def _block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
+    """One content block streamed: its start, its text or input in one delta, its stop."""
+    opened: dict[str, Any]
+    delta: dict[str, Any]
+    if block["type"] == "text":
+        opened, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+    else:
+        opened = {**block, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    return [{"type": "content_block_start", "index": index, "content_block": opened},
+            {"type": "content_block_delta", "index": index, "delta": delta},
+            {"type": "content_block_stop", "index": index}]
+
+
+def _ending(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "message_delta", "delta": {"stop_reason": body["stop_reason"], "stop_sequence": None},
+             "usage": body["usage"]},
+            {"type": "message_stop"}]
+
+
+class MessagesStream:
+    """A message's events written as the model writes it: `message_start` (its usage not yet known:
+    the usage comes in `message_delta`), a text block with each piece as a `text_delta`, then the
+    `tool_use` blocks, `message_delta` and `message_stop`; an `error` event where the model failed."""
+
+    def __init__(self, request: ModelRequest) -> None:
+        self.request, self.id, self.texting = request, reply_id("msg_"), False
+
+    def opening(self) -> bytes:
+        body = message_body(Completion(""), self.request.model, self.id)
+        return _sse([_start(body, {**body["usage"], "input_tokens": 0})])
+
+    def text(self, piece: str) -> bytes:
+        events = [] if self.texting else [{"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "text", "text": ""}}]
+        self.texting = True
+        return _sse(events + [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}])
+
+    def closing(self, completion: Completion) -> bytes:
+        body = message_body(completion, self.request.model, self.id)
+        blocks = [b for b in body["content"] if b["type"] != "text" or not self.texting]  # the text has gone
+        events = [{"type": "content_block_stop", "index": 0}] if self.texting else []
+        for index, block in enumerate(blocks, start=int(self.texting)):
+            events += _block_events(index, block)
+        return _sse(events + _ending(body))
+
+    def failure(self, refusal: Refusal) -> bytes:
+        return _sse([{"type": "error", "error": {"type": anthropic_error_type(refusal.status), "message": refusal.message}}])
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
+    return sse_events([(e["type"], e) for e in events])
 
 
 class MessagesWire:
@@ -214,6 +260,9 @@ class MessagesWire:
     def reply(self, request: ModelRequest, completion: Completion) -> HttpReply:
         body = message_body(completion, request.model)
         return sse_reply(_events(body)) if request.stream else json_reply(200, body)
+
+    def streamer(self, request: ModelRequest) -> MessagesStream:
+        return MessagesStream(request)
 
     def refuse(self, refusal: Refusal) -> HttpReply:
         message = refusal.message

@@ -24,10 +24,11 @@ from typing import Any
 
 from ctxbench.harness.chat import content_text, read_arguments
 from ctxbench.harness.protocols import Completion
-from ctxbench.harness.wire.base import HttpReply, ModelRequest, Refusal, WireName, json_reply, sse_reply
+from ctxbench.harness.wire.base import (HttpReply, ModelRequest, Refusal, WireName, json_reply, reply_id, sse_events,
+                                        sse_reply)
 from ctxbench.harness.wire.chat import openai_error
 
-__all__ = ["RESPONSES", "ResponsesWire", "response_body"]
+__all__ = ["RESPONSES", "ResponsesWire", "ResponsesStream", "response_body"]
 
 _FREEFORM_SCHEMA = {"type": "object", "properties": {"input": {"type": "string", "description": "The tool's input."}},
                     "required": ["input"], "additionalProperties": False}
@@ -76,10 +77,10 @@ def _check(body: Any) -> Refusal | None:
     return None
 
 
-def _output(completion: Completion, freeform: tuple[str, ...]) -> list[dict[str, Any]]:
+def _output(completion: Completion, freeform: tuple[str, ...], message_id: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if completion.text:
-        items.append({"type": "message", "id": "msg_" + _id(completion), "status": "completed", "role": "assistant",
+        items.append({"type": "message", "id": message_id, "status": "completed", "role": "assistant",
                       "content": [{"type": "output_text", "text": completion.text, "annotations": []}]})
     for call in completion.tool_calls:
         if call.name in freeform:
@@ -91,15 +92,15 @@ def _output(completion: Completion, freeform: tuple[str, ...]) -> list[dict[str,
     return items
 
 
-def _id(completion: Completion) -> str:
-    return completion.tool_calls[0].id if completion.tool_calls else "ctxbench"
-
-
-def response_body(completion: Completion, request: ModelRequest) -> dict[str, Any]:
-    """A completed `response` for `completion`."""
+def response_body(completion: Completion, request: ModelRequest, reply: str | None = None,
+                  message_id: str | None = None, created_at: int | None = None) -> dict[str, Any]:
+    """A completed `response` for `completion` (its id `reply` and its message item's `message_id`, else
+    new ones)."""
     u = completion.usage
-    return {"id": "resp_" + _id(completion), "object": "response", "created_at": int(time.time()),
-            "status": "completed", "model": request.model, "output": _output(completion, request.freeform_tools),
+    return {"id": reply or reply_id("resp_"), "object": "response",
+            "created_at": int(time.time()) if created_at is None else created_at, "status": "completed",
+            "model": request.model,
+            "output": _output(completion, request.freeform_tools, message_id or reply_id("msg_")),
             "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "error": None,
             "incomplete_details": None, "instructions": None, "metadata": {},
             "usage": {"input_tokens": u.prompt_tokens, "input_tokens_details": {"cached_tokens": u.cached_tokens},
@@ -112,15 +113,8 @@ def _item_events(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
     """The events that stream one output item."""
     where = {"item_id": item["id"], "output_index": index}
     if item["type"] == "message":
-        part = item["content"][0]
-        return [{"type": "response.output_item.added", "output_index": index,
-                 "item": {**item, "status": "in_progress", "content": []}},
-                {"type": "response.content_part.added", **where, "content_index": 0, "part": {**part, "text": ""}},
-                {"type": "response.output_text.delta", **where, "content_index": 0, "delta": part["text"],
-                 "logprobs": []},
-                {"type": "response.output_text.done", **where, "content_index": 0, "text": part["text"], "logprobs": []},
-                {"type": "response.content_part.done", **where, "content_index": 0, "part": part},
-                {"type": "response.output_item.done", "output_index": index, "item": item}]
+        return _text_opening(index, item) + [_text_delta(index, item["id"], item["content"][0]["text"])] + \
+            _text_done(index, item)
     field, name = ("arguments", "function_call_arguments") if item["type"] == "function_call" else \
         ("input", "custom_tool_call_input")
     return [{"type": "response.output_item.added", "output_index": index,
@@ -130,14 +124,79 @@ def _item_events(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
             {"type": "response.output_item.done", "output_index": index, "item": item}]
 
 
-def _events(body: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+def _text_opening(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message item's first events: the item added, its text part added (empty)."""
+    return [{"type": "response.output_item.added", "output_index": index,
+             "item": {**item, "status": "in_progress", "content": []}},
+            {"type": "response.content_part.added", "item_id": item["id"], "output_index": index, "content_index": 0,
+             "part": {"type": "output_text", "text": "", "annotations": []}}]
+
+
+def _text_delta(index: int, item_id: str, piece: str) -> dict[str, Any]:
+    return {"type": "response.output_text.delta", "item_id": item_id, "output_index": index, "content_index": 0,
+            "delta": piece, "logprobs": []}
+
+
+def _text_done(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message item's last events: its text, its part and itself done."""
+    where = {"item_id": item["id"], "output_index": index}
+    part = item["content"][0]
+    return [{"type": "response.output_text.done", **where, "content_index": 0, "text": part["text"], "logprobs": []},
+            {"type": "response.content_part.done", **where, "content_index": 0, "part": part},
+            {"type": "response.output_item.done", "output_index": index, "item": item}]
+
+
+def _started(body: dict[str, Any]) -> list[dict[str, Any]]:
     started = {**body, "status": "in_progress", "output": [], "usage": None}
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": started},
-                                    {"type": "response.in_progress", "response": started}]
+    return [{"type": "response.created", "response": started}, {"type": "response.in_progress", "response": started}]
+
+
+def _events(body: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    events = _started(body)
     for index, item in enumerate(body["output"]):
         events += _item_events(index, item)
     events.append({"type": "response.completed", "response": body})
     return [(e["type"], {**e, "sequence_number": n}) for n, e in enumerate(events)]
+
+
+class ResponsesStream:
+    """A response's events written as the model writes it: `response.created`, a message item with
+    each piece as an `output_text.delta`, then the call items and `response.completed`; an `error`
+    event where the model failed. Every event is numbered (`sequence_number`)."""
+
+    def __init__(self, request: ModelRequest) -> None:
+        self.request, self.id, self.message_id = request, reply_id("resp_"), reply_id("msg_")
+        self.created_at, self.sent, self.texting = int(time.time()), 0, False
+
+    def _body(self, completion: Completion) -> dict[str, Any]:
+        return response_body(completion, self.request, self.id, self.message_id, self.created_at)
+
+    def _sse(self, events: list[dict[str, Any]]) -> bytes:
+        numbered = [(e["type"], {**e, "sequence_number": self.sent + n}) for n, e in enumerate(events)]
+        self.sent += len(events)
+        return sse_events(numbered)
+
+    def opening(self) -> bytes:
+        return self._sse(_started(self._body(Completion(""))))
+
+    def text(self, piece: str) -> bytes:
+        item = {"type": "message", "id": self.message_id, "status": "in_progress", "role": "assistant", "content": []}
+        events = [] if self.texting else _text_opening(0, item)
+        self.texting = True
+        return self._sse(events + [_text_delta(0, self.message_id, piece)])
+
+    def closing(self, completion: Completion) -> bytes:
+        body = self._body(completion)
+        output = body["output"]
+        sent = self.texting and bool(output) and output[0]["type"] == "message"  # its text has gone out
+        events = _text_done(0, output[0]) if sent else []
+        for index, item in enumerate(output):
+            events += [] if sent and index == 0 else _item_events(index, item)
+        return self._sse(events + [{"type": "response.completed", "response": body}])
+
+    def failure(self, refusal: Refusal) -> bytes:
+        return self._sse([{"type": "error", "code": refusal.code or refusal.kind, "message": refusal.message,
+                           "param": refusal.param}])
 
 
 class ResponsesWire:
@@ -179,6 +238,9 @@ class ResponsesWire:
 
     def refuse(self, refusal: Refusal) -> HttpReply:
         return json_reply(refusal.status, openai_error(refusal))
+
+    def streamer(self, request: ModelRequest) -> ResponsesStream:
+        return ResponsesStream(request)
 
 
 RESPONSES = ResponsesWire()

@@ -429,7 +429,9 @@ def test_a_streamed_reply_sends_the_text_in_chunks_and_the_calls_and_usage_last(
         {"functionCall": {"id": "call_0", "name": "run_shell_command", "args": {"command": "ls 0"}}}]
     reply = GEMINI.reply(request, completion(text, 1, prompt_tokens=9, completion_tokens=4))
     assert reply.content_type == "text/event-stream"
-    assert [json.loads(line[len("data: "):]) for line in reply.data.decode().split("\n\n") if line] == events
+    sent = [json.loads(line[len("data: "):]) for line in reply.data.decode().split("\n\n") if line]
+    assert [{**e, "responseId": ""} for e in sent] == [{**e, "responseId": ""} for e in events]
+    assert len({e["responseId"] for e in sent}) == 1 and sent[0]["responseId"] != events[0]["responseId"]  # a reply's own
     (only,) = stream_events(completion(), request)
     assert only["candidates"][0]["content"]["parts"] == [{"text": ""}]
 
