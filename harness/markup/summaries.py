@@ -37,7 +37,8 @@ __all__ = ["Digest", "failure_lines", "merge_ranges", "MAX_COMMANDS",
            "command_entry", "test_outcome", "outcome_passed", "summary_message",
            "SECTION", "READ_ENTRY", "LINE_RANGE", "MODIFIED_ENTRY", "EDIT_COUNT", "TURN", "COMMAND_ENTRY",
            "SUMMARIZE_PROMPT", "asks_for_summary", "folded_turn", "folded_call", "fold_request",
-           "split_fold_request", "FOLDED_TURN", "FOLDED_CALL", "AGENT_SUMMARY_PROMPTS", "agent_summary_request"]
+           "split_fold_request", "FOLDED_TURN", "FOLDED_CALL", "AGENT_SUMMARY_PROMPTS",
+           "AGENT_SUMMARY_SYSTEM_PROMPTS", "agent_summary_request"]
 
 # -- the layout -------------------------------------------------------------------------------------
 
@@ -152,8 +153,20 @@ CLI's (the whole reply, a `<state_snapshot>`, which it then asks to check and re
 (the reply's `<state_snapshot>` without its `<analysis>`)."""
 
 
+AGENT_SUMMARY_SYSTEM_PROMPTS = {
+    "aider": "*Briefly* summarize this partial conversation about programming.",
+}
+"""How an agent's own summary of its history is asked for by a request's system prompt (its first words):
+Aider's (`--max-chat-history-tokens`; it takes the whole reply)."""
+
+
 def agent_summary_request(messages: list[dict]) -> str | None:
-    """The agent whose compaction request this is (a key of AGENT_SUMMARY_PROMPTS), or None."""
+    """The agent whose compaction request this is (a key of AGENT_SUMMARY_PROMPTS or
+    AGENT_SUMMARY_SYSTEM_PROMPTS), or None."""
+    system = message_text(messages[0]) if messages and messages[0].get("role") == "system" else ""
+    asked = next((agent for agent, prompt in AGENT_SUMMARY_SYSTEM_PROMPTS.items() if system.startswith(prompt)), None)
+    if asked is not None:
+        return asked
     user = [m for m in messages[read_opening(messages).task_end:] if m.get("role") == "user"]  # after the task
     if not user:
         return None

@@ -38,13 +38,14 @@ import random
 import re
 from collections import OrderedDict
 from functools import reduce
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 from ctxbench.harness.chat import message_text, read_opening
 from ctxbench.harness.wire.conversation import history_from_messages
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.protocols import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
+from ctxbench.harness.models import simaider
 from ctxbench.harness.models.simbash import Dialect, command_of, dialect_for, finishes_by_text, shell_call, shell_command
 from ctxbench.harness.models.simbash_reading import native_messages, stable_messages
 from ctxbench.harness.models.simmemory import summarize_request
@@ -136,7 +137,9 @@ class SimModel:
 
     # -- entry point ---------------------------------------------------------------------------
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
-        dialect = dialect_for(self.p, tools)
+        dialect = dialect_for(self.p, tools, messages)
+        if dialect == "aider":
+            return self._complete_in_aider(messages, tools)
         agent = agent_summary_request(messages)
         if dialect != "native" or agent is not None:  # Codex compacts without tools
             return self._complete_in_shell(messages, tools, dialect, agent)
@@ -204,6 +207,19 @@ class SimModel:
         completion_tokens = self.counter.count(text) + self.counter.count(call.name) + self.counter.count(call.arguments)
         return Completion(text, (call,), Usage(prompt, completion_tokens, cached))
 
+    def _complete_in_aider(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        """A reply in Aider's terms (`ctxbench.harness.models.simaider`): the native decision on its
+        conversation read as native calls, among the actions Aider can carry out, written as a request to
+        add files, a SEARCH/REPLACE block or a closing reply; its summarizing request answered with the
+        digest of the turns it shows. Draws are seeded by the conversation read as native calls."""
+        native = simaider.native_conversation(messages, self.statement)
+        prompt, _, rng, cached = self._request(messages, tools, native[1:])
+        if agent_summary_request(messages) == "aider":
+            text = simaider.summary_text(messages, self.statement, self.test_cmd)
+        else:
+            text = simaider.reply_text(self._decide(native, prompt, rng, allowed=simaider.allows(native)), native)
+        return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
+
     def _applied(self, v: View) -> set[str]:
         """The hunks that are in: edited as the fix has them, shown by a later read, or remembered as edits."""
         done: set[str] = set()
@@ -251,8 +267,9 @@ class SimModel:
 
     # -- deciding ------------------------------------------------------------------------------
     def _decide(self, messages: list[dict[str, Any]], prompt: int, rng: random.Random,
-                sizes: list[int] | None = None) -> Action:
-        """Finish or test when the fix is in; else write a hunk it notices; else explore (`simrules`)."""
+                sizes: list[int] | None = None, allowed: Callable[[Action], bool] | None = None) -> Action:
+        """Finish or test when the fix is in; else write a hunk it notices; else explore (`simrules`),
+        among the actions `allowed` (all by default: an agent may offer fewer, as Aider does)."""
         v = read_view(messages, self.counter, sizes)
         applied = self._applied(v)
         last_edit, tests = v.timeline()
@@ -265,7 +282,7 @@ class SimModel:
             return fix
         opening = read_opening(messages)
         task = message_text(messages[opening.user[0]]) if opening.user else ""
-        candidates = explore(situation(v, self.p, task, tests, last_edit))
+        candidates = [c for c in explore(situation(v, self.p, task, tests, last_edit)) if allowed is None or allowed(c)]
         if not candidates:
             if last_edit is not None and not tested_after_edit:
                 return "Let me run the tests again.", "run_tests", {}

@@ -20,10 +20,11 @@ from typing import Any, Literal
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.models.goldpatch import Hunk
 from ctxbench.harness.wire.conversation import SHELL_TOOLS
+from ctxbench.harness.wire.aider import is_aider_request, is_aider_summary
 
 __all__ = ["Dialect", "dialect_for", "shell_tool", "shell_call", "finishes_by_text", "shell_command", "command_of"]
 
-Dialect = Literal["native", "bash", "bash_text"]
+Dialect = Literal["native", "bash", "bash_text", "aider"]
 
 _SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell")
 """Which shell tool the simulator calls when a request offers several."""
@@ -34,10 +35,13 @@ _SKIPPED = "--exclude-dir=.git --exclude-dir=__pycache__ --exclude-dir=.pytest_c
 """What a search leaves out, as the native search's walk does (binary files too: grep's -I)."""
 
 
-def dialect_for(p: SimParams, tools: list[dict[str, Any]]) -> Dialect:
-    """The dialect of a reply: the configured one, or (`auto`) `bash` when a shell tool is offered."""
+def dialect_for(p: SimParams, tools: list[dict[str, Any]], messages: list[dict[str, Any]] | None = None) -> Dialect:
+    """The dialect of a reply: the configured one, or (`auto`) `aider` for Aider's requests
+    (`ctxbench.harness.models.simaider`), `bash` when a shell tool is offered."""
     if p.dialect != "auto":
         return p.dialect
+    if messages and (is_aider_request(messages) or is_aider_summary(messages)):
+        return "aider"
     return "bash" if shell_tool(tools) is not None else "native"
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from ctxbench.harness.chat import message_text, read_arguments, read_opening
 from ctxbench.harness.history import History, Observation, ObservationKind, ToolCall, Turn
 from ctxbench.harness.records.run_records import ObservationChannel, OwnContext
+from ctxbench.harness.wire.aider import aider_conversation, is_aider_request
 from ctxbench.harness.wire.shell_reading import SUBMIT_MARKER, exit_status, read_command
 from ctxbench.harness.markup.summaries import agent_summary_request
 
@@ -79,6 +80,7 @@ def history_from_messages(messages: list[dict[str, Any]], test_commands: tuple[t
         test_commands: the task's test commands, so that the agent's runs of them read as test runs.
         submit_marker: what a text-mode agent echoes to submit.
     """
+    messages = aider_conversation(messages)  # Aider's layout as a text-mode conversation (`wire.aider`)
     opening = read_opening(messages)
     system = [message_text(messages[i]) for i in opening.system]
     task = [message_text(messages[i]) for i in opening.user]
@@ -169,7 +171,11 @@ def _line_range(arguments: dict[str, Any]) -> tuple[int, int] | None:
 # -- how a request relates to the previous one --------------------------------------------------------
 
 def fingerprints(messages: list[dict[str, Any]]) -> list[str]:
-    """What identifies each message as sent again in a later request: its role, text and tool-call id."""
+    """What identifies each message as sent again in a later request: its role, text and tool-call id (of
+    Aider's request, as read by `aider_conversation`, its system prompt left out: the repo map in it
+    changes as files join the chat)."""
+    if is_aider_request(messages):
+        messages = [{"role": "system"}, *aider_conversation(messages)[1:]]
     return [hashlib.sha256(json.dumps([m.get("role"), m.get("content"), m.get("tool_call_id")], sort_keys=True,
                                       default=str).encode()).hexdigest()[:16] for m in messages]
 
@@ -186,6 +192,7 @@ def own_context(messages: list[dict[str, Any]], sent: list[str], previous: list[
     asks again, saying why (mini-swe-agent's format-error retry), its history kept."""
     if agent_summary_request(messages) is not None:
         return "summary_request"
+    messages = aider_conversation(messages)
     if not previous:
         return None
     if sent == previous:
