@@ -155,15 +155,21 @@ CLI's (the whole reply, a `<state_snapshot>`, which it then asks to check and re
 
 AGENT_SUMMARY_SYSTEM_PROMPTS = {
     "aider": "*Briefly* summarize this partial conversation about programming.",
+    "cline": "Summarize the provided coding session into a concise continuation note",
+    "openhands": "You are maintaining a context-aware state summary for an interactive agent.",
 }
-"""How an agent's own summary of its history is asked for by a request's system prompt (its first words):
-Aider's (`--max-chat-history-tokens`; it takes the whole reply)."""
+"""How an agent's own summary of its history is asked for by a request's first message, its system prompt
+or, in a request of one user message, that message (its first words): Aider's (`--max-chat-history-tokens`;
+it takes the whole reply), Cline's (`--compaction agentic`: the conversation as text in one user message;
+it takes the whole reply) and OpenHands' (its summarizing condenser: one user message, the events as text
+without their commands; it takes the whole reply, as a user message after the task)."""
 
 
 def agent_summary_request(messages: list[dict]) -> str | None:
     """The agent whose compaction request this is (a key of AGENT_SUMMARY_PROMPTS or
     AGENT_SUMMARY_SYSTEM_PROMPTS), or None."""
-    system = message_text(messages[0]) if messages and messages[0].get("role") == "system" else ""
+    system = message_text(messages[0]) if messages and (messages[0].get("role") == "system" or len(messages) == 1
+                                                        and messages[0].get("role") == "user") else ""
     asked = next((agent for agent, prompt in AGENT_SUMMARY_SYSTEM_PROMPTS.items() if system.startswith(prompt)), None)
     if asked is not None:
         return asked

@@ -22,9 +22,9 @@ It is a stand-in for a model, not a model. Rules (docs/simulator.md):
 - It acts through ctxbench's tools, or through one shell (`model.sim.dialect`: a call of the shell
   tool the request offers, `bash`, Claude Code's `Bash`, Codex's `exec_command`, or a fenced command
   per reply, `ctxbench.harness.models.simbash` and `simbash_reading`), with the same decisions.
-- An agent's own compaction request (Claude Code's, Codex's, Gemini CLI's, Qwen Code's) is answered
-  with a summary of the conversation in the form that agent expects, in the summary layout it reads
-  back as memory.
+- An agent's own compaction request (Claude Code's, Codex's, Gemini CLI's, Qwen Code's, Cline's,
+  OpenHands') is answered with a summary of the conversation in the form that agent expects, in the
+  summary layout it reads back as memory.
 - Cached prompt tokens are reported like a provider's prompt cache (`PromptCache`): the longest
   prefix of whole messages already sent in an earlier request, counted in blocks. This is usage
   accounting only; it never changes a reply.
@@ -45,8 +45,9 @@ from ctxbench.harness.wire.conversation import history_from_messages
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.protocols import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
-from ctxbench.harness.models import simaider
-from ctxbench.harness.models.simbash import Dialect, command_of, dialect_for, finishes_by_text, shell_call, shell_command
+from ctxbench.harness.models import simaider, simcline
+from ctxbench.harness.models.simbash import (Dialect, command_of, dialect_for, finish_call, finishes_by_text, shell_call,
+                                             shell_command)
 from ctxbench.harness.models.simbash_reading import native_messages, stable_messages
 from ctxbench.harness.models.simmemory import summarize_request
 from ctxbench.harness.models.simrules import Action, explore, situation
@@ -188,6 +189,9 @@ class SimModel:
                                         [self.counter.count_message(m) for m in stable])
         prompt, digest, rng, cached = self._request(stable, tools, native[1:])
         if agent is not None:  # before a summarizer's request: Gemini CLI's asks with a system prompt of its own
+            if agent == "cline":  # its request holds the conversation as text
+                flattened = simcline.conversation(stable)
+                native = native_messages(flattened, self.p, self.test_cmd, self.statement, [0] * len(flattened))[0]
             summary = self._compaction(native, agent)
             return Completion(summary, (), Usage(prompt, self.counter.count(summary), cached))
         if is_summary_request(messages, tools):
@@ -198,6 +202,11 @@ class SimModel:
         text, name, args = self._decide(native, prompt - sizes[0] + steady, rng, [steady, *sizes[1:]])
         if name == "finish" and dialect == "bash" and finishes_by_text(tools):
             return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
+        finish = finish_call(tools, text) if name == "finish" and dialect == "bash" else None
+        if finish is not None:  # OpenHands ends its run with its `finish` tool
+            call = ToolCall(f"call_{digest[:10]}", finish[0], json.dumps(finish[1]))
+            return Completion(text, (call,), Usage(prompt, self.counter.count(text) + self.counter.count(call.arguments),
+                                                   cached))
         command = shell_command(name, args, self.p, self.test_cmd, self.hunks)
         if dialect == "bash_text":
             reply = command_of(text, command, dialect, self.p.fence)
@@ -337,7 +346,9 @@ class SimModel:
         if agent == "claude-code":
             return (f"<analysis>\nWhat the conversation read, ran and changed, for the work to go on.\n</analysis>\n\n"
                     f"<summary>\nPrimary request:\n{task}\n\n{body}\n</summary>")
-        if "<state_snapshot>" in AGENT_SUMMARY_PROMPTS[agent]:  # Gemini CLI, Qwen Code
+        if agent == "cline":
+            return simcline.summary_reply(task, body)
+        if "<state_snapshot>" in AGENT_SUMMARY_PROMPTS.get(agent, ""):  # Gemini CLI, Qwen Code
             return f"<state_snapshot>\nTask:\n{task}\n\n{body}\n</state_snapshot>"
         return f"Summary of the work so far.\n\nTask:\n{task}\n\n{body}"
 

@@ -22,15 +22,16 @@ from ctxbench.harness.models.goldpatch import Hunk
 from ctxbench.harness.wire.conversation import SHELL_TOOLS
 from ctxbench.harness.wire.aider import is_aider_request, is_aider_summary
 
-__all__ = ["Dialect", "dialect_for", "shell_tool", "shell_call", "finishes_by_text", "shell_command", "command_of"]
+__all__ = ["Dialect", "dialect_for", "shell_tool", "shell_call", "finish_call", "finishes_by_text", "shell_command",
+           "command_of"]
 
 Dialect = Literal["native", "bash", "bash_text", "aider"]
 
-_SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell")
+_SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell", "run_commands")
 """Which shell tool the simulator calls when a request offers several."""
-_FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell", "run_shell_command"})
-"""Shell tools of agents whose run ends with a reply that calls no tool (Claude Code, Codex CLI, Gemini CLI,
-Qwen Code): no submit command."""
+_FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell", "run_commands", "run_shell_command"})
+"""Shell tools of agents whose run ends with a reply that calls no tool (Claude Code, Codex CLI, Cline, Gemini
+CLI and Qwen Code): no submit command."""
 _SKIPPED = "--exclude-dir=.git --exclude-dir=__pycache__ --exclude-dir=.pytest_cache"
 """What a search leaves out, as the native search's walk does (binary files too: grep's -I)."""
 
@@ -63,15 +64,30 @@ def finishes_by_text(tools: list[dict[str, Any]]) -> bool:
 def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str, Any]]:
     """The name and arguments of a call of the offered shell tool (`bash` where none is offered) that
     runs `command`: in `cmd` or `command` as its schema names it, a list of words `[bash, -lc, COMMAND]`
-    where it takes one; Codex's `exec_command` waits up to 30 s for the output (`yield_time_ms`)."""
+    where it takes one (a list of command lines, `commands`: Cline's `run_commands`); Codex's `exec_command`
+    waits up to 30 s for the output (`yield_time_ms`); OpenHands' `terminal` is told the risk is low."""
     tool = shell_tool(tools) or {"name": "bash", "parameters": {}}
     properties = (tool.get("parameters") or {}).get("properties") or {}
+    if "commands" in properties and "command" not in properties:
+        return str(tool["name"]), {"commands": [command]}
     key = "cmd" if "cmd" in properties and "command" not in properties else "command"
     value: Any = ["bash", "-lc", command] if (properties.get(key) or {}).get("type") == "array" else command
     arguments: dict[str, Any] = {key: value}
     if "yield_time_ms" in properties:
         arguments["yield_time_ms"] = 30_000
+    if "security_risk" in properties:  # OpenHands' `terminal` requires the action's risk
+        arguments["security_risk"] = "LOW"
     return str(tool["name"]), arguments
+
+
+def finish_call(tools: list[dict[str, Any]], text: str) -> tuple[str, dict[str, Any]] | None:
+    """The call that ends the run where the request offers a `finish` tool beside its shell (OpenHands'
+    `finish {message}`), or None."""
+    offered = [t.get("function") or {} for t in tools if isinstance(t, dict)]
+    finish = next((f for f in offered if f.get("name") == "finish"), None)
+    if finish is None or shell_tool(tools) is None:
+        return None
+    return "finish", {"message": text}
 
 
 def shell_command(name: str, args: dict[str, Any], p: SimParams, test_cmd: tuple[str, ...],

@@ -7,9 +7,9 @@ message: `nl -ba F | sed -n 'A,Bp'` is a `read_file` whose output becomes a numb
 X .` a `search` with its hits, a here-doc'd `git apply` an `edit_file`, the task's test command a
 `run_tests` whose pytest output closes with its exit code. Outputs are read inside the agent's wrapping
 (`<returncode>`/`<output>`, mini-swe-agent's JSON observation, Claude Code's leading `Exit code N`,
-Codex's header before `Output:`, Gemini CLI's and Qwen Code's report around `Output:`, or plain); a
-placeholder that a strategy put in an output's place is left as it is, so it hides what it hides from
-a native read.
+Codex's header before `Output:`, Cline's JSON list of results, Gemini CLI's and Qwen Code's report
+around `Output:`, OpenHands' trailer, or plain); a placeholder that a strategy put in an output's place
+is left as it is, so it hides what it hides from a native read.
 
 Outputs are read without what changes from run to run (`stable_messages`: durations, object
 addresses), as the native tools write them, so the same behaviour gives the same view and the same
@@ -32,7 +32,8 @@ from ctxbench.harness.markup.rendering import excerpt_header, is_numbered_line, 
 from ctxbench.harness.markup.summaries import SECTION
 from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, shell_command_of
 from ctxbench.harness.wire.shell_reading import (SUBMIT_MARKER, exit_status, here_document, leading_status,
-                                                 read_command, search_pattern, shell_report, steady_header)
+                                                 read_command, search_pattern, shell_report, steady_header,
+                                                 trailing_status)
 
 __all__ = ["stable_messages", "native_messages"]
 
@@ -42,7 +43,9 @@ _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _NO_OUTPUT = "(Bash completed with no output)"
 """What Claude Code's `Bash` returns for a command that printed nothing."""
-_NUMBERED = re.compile(r"^ *(\d+)(?:\t|  |$)(.*)$")
+_NUMBERED = re.compile(r"^(?= *\d+(?:\t|  )|[ \d]{6}$) *(\d+)(?:\t|  |$)(.*)$")
+"""A line `nl -ba` numbered: its tab kept, or expanded to the two spaces after the six-wide number and
+trailing blanks dropped (an empty line is its six-wide number alone), as OpenHands' terminal shows it."""
 _NUMBERING = re.compile(r"(?:^|[;&|(]\s*)(?:nl\s|cat\s+-\w*n)")
 """A read that numbers its lines itself (`nl -ba`, `cat -n`): its unnumbered lines are not the file's."""
 _GREP_HIT = re.compile(r"^(?:\./)?(?P<path>[^\s:]+):(?P<line>\d+):(?P<text>.*)$")
@@ -214,7 +217,7 @@ def _relative(path: str) -> str:
 def _unwrap(content: str, tool: str = "bash") -> tuple[str, int | None]:
     """The command's output inside the agent's wrapping, and its exit status where the wrapping says
     (Claude Code's `Bash` says it only for a failure: no `Exit code N` is 0)."""
-    leading = leading_status(content)
+    leading = leading_status(content) or trailing_status(content)
     if leading is not None:
         return leading[1], leading[0]
     report = shell_report(content)
@@ -224,6 +227,8 @@ def _unwrap(content: str, tool: str = "bash") -> tuple[str, int | None]:
         return ("" if content.strip() == _NO_OUTPUT else content), 0
     status = exit_status(content)
     text = content.lstrip()
+    if text.startswith("[{") and '"query"' in text:
+        return _cline_output(text)
     if text.startswith("{") and '"returncode"' in text:
         try:
             data = json.loads(text)
@@ -240,6 +245,24 @@ def _unwrap(content: str, tool: str = "bash") -> tuple[str, int | None]:
         parts = {n: (m[1] if m else None) for n, m in tags.items()}
         return _joined(parts["output"], parts["output_head"], parts["output_tail"], parts["elided_chars"]), status
     return content, status
+
+
+def _cline_output(text: str) -> tuple[str, int | None]:
+    """The outputs in Cline's `run_commands` result (a JSON list, one `{query, result, success}` per
+    command; a failure's result opens with `[Command exited with code N]`), and the last exit status."""
+    try:
+        data = json.loads(text)
+    except ValueError:  # cut by a strategy: read the strings as far as they go
+        data = [{"result": _ESCAPE.sub(lambda e: _unescape(e[1]), m[1])}
+                for m in re.finditer(r'"result":\s*"((?:[^"\\]|\\.)*)"?', text)]
+    results = [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+    outputs, status = [], None
+    for item in results:
+        output = str(item.get("result") or "")
+        leading = leading_status(output)
+        status = leading[0] if leading else (0 if item.get("success") is True else exit_status(output))
+        outputs.append(leading[1] if leading else output)
+    return "\n".join(outputs), status
 
 
 def _joined(whole: Any, head: Any, tail: Any, elided: Any = None) -> str:

@@ -40,9 +40,10 @@ __all__ = ["history_from_messages", "fenced_command", "shell_command_of", "SHELL
            "fingerprints", "replies", "own_context"]
 
 SHELL_TOOLS = frozenset({"bash", "Bash", "exec_command", "shell", "execute_bash", "run_shell_command", "terminal",
-                         "execute_command", "local_shell"})
+                         "execute_command", "local_shell", "run_commands"})
 """Tool names read as one shell command in the argument `command` (or `cmd`; a list of words is a command
-line, `[bash, -lc, SCRIPT]` its script)."""
+line, `[bash, -lc, SCRIPT]` its script), or in `commands`, a list of whole command lines (Cline's
+`run_commands`)."""
 
 _OWN_TOOLS: dict[str, ObservationKind] = {"read_file": "file_read", "search": "search", "list_files": "listing",
                                           "edit_file": "edit", "write_file": "edit", "run_tests": "test_run",
@@ -62,7 +63,10 @@ def fenced_command(text: str) -> str | None:
 
 def shell_command_of(arguments: dict[str, Any]) -> str | None:
     """The command a shell tool's arguments run: `command` or `cmd`, a string or a list of words (the
-    script of `[bash, -lc, SCRIPT]`)."""
+    script of `[bash, -lc, SCRIPT]`), or `commands`, command lines run one after another (one a line)."""
+    lines = arguments.get("commands")
+    if isinstance(lines, list) and lines and all(isinstance(line, str) for line in lines):
+        return "\n".join(lines)
     command = arguments.get("command", arguments.get("cmd"))
     if isinstance(command, list) and all(isinstance(w, str) for w in command):
         if len(command) == 3 and command[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and command[1] in ("-c", "-lc"):

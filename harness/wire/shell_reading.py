@@ -17,7 +17,7 @@ from typing import Literal
 from ctxbench.harness.markup.placeholders import exit_code
 
 __all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status", "leading_status",
-           "shell_report", "steady_header", "search_pattern", "here_document"]
+           "shell_report", "trailing_status", "steady_header", "search_pattern", "here_document"]
 
 CommandKind = Literal["file_read", "search", "listing", "edit", "test_run", "finish", "command"]
 
@@ -216,14 +216,17 @@ def here_document(command: str) -> str | None:
     return "\n".join(lines[:end])
 
 
-_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^returncode:\s*(-?\d+)", re.M)
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^returncode:\s*(-?\d+)"
+                         r"|\[Command exited with code (-?\d+)\]", re.M)
 _CODEX_CLOCK = ("Chunk ID: ", "Wall time: ")
 """The lines of Codex's output header whose values change from run to run."""
 _CODEX_CLOCK_LINE = re.compile(rf"^({'|'.join(_CODEX_CLOCK)})\S.*$", re.M)
 _LEADING_STATUS = re.compile(r"\AExit code (-?\d+)(?:\n|\Z)|\A" + "".join(rf"(?:{c}.*\n)?" for c in _CODEX_CLOCK)
-                             + r"Process exited with code (-?\d+)(?:\n|\Z)(?:Original token count: .*\n)?(?:Output:\n?)?")
-"""Claude Code's `Bash` (a failure's output opens with `Exit code N`) and Codex's `exec_command` (its
-output opens with a header holding `Process exited with code N`, then `Output:`)."""
+                             + r"Process exited with code (-?\d+)(?:\n|\Z)(?:Original token count: .*\n)?(?:Output:\n?)?"
+                             + r"|\A\[Command exited with code (-?\d+)\](?:\n|\Z)")
+"""Claude Code's `Bash` (a failure's output opens with `Exit code N`), Codex's `exec_command` (its
+output opens with a header holding `Process exited with code N`, then `Output:`) and Cline's
+`run_commands` (a failure's result opens with `[Command exited with code N]`)."""
 
 
 _REPORT_LINE = re.compile(r"^(Error|Exit Code|Signal|Background PIDs|Process Group PGID): (.*)$")
@@ -231,6 +234,20 @@ _REPORT_LINE = re.compile(r"^(Error|Exit Code|Signal|Background PIDs|Process Gro
 _PROCESS_LINE = re.compile(r"^(Process Group PGID: |Background PIDs: )[\d, ]+$", re.M)
 _UNTRUSTED = ("<untrusted_context>\n", "\n</untrusted_context>")
 """How Gemini CLI wraps a tool's result."""
+
+
+_TRAILER = re.compile(r"\n?\[The command completed with exit code (-?\d+)\.[^\]\n]*\]"
+                      r"(?:\n\[(?:Current working directory|Python interpreter|Command finished with exit code)[^\]\n]*\])*"
+                      r"\s*\Z")
+"""OpenHands' `terminal`: its output closes with `[The command completed with exit code N.]`, then the
+working folder, the Python interpreter and `[Command finished with exit code N]`, each in brackets."""
+
+
+def trailing_status(output: str) -> tuple[int, str] | None:
+    """The exit status a trailer after the output reports (OpenHands' `[The command completed with exit
+    code N.]` and the lines after it), and the output before it; None without such a trailer."""
+    match = _TRAILER.search(output)
+    return (int(match[1]), output[:match.start()]) if match else None
 
 
 def steady_header(output: str) -> str:
@@ -274,17 +291,18 @@ def _report_status(report: dict[str, str]) -> int | None:
 
 def leading_status(output: str) -> tuple[int, str] | None:
     """The exit status a header before the output reports (Claude Code's `Exit code N`, Codex's
-    `Process exited with code N` … `Output:`), and the output after it; None without such a header."""
+    `Process exited with code N` … `Output:`, Cline's `[Command exited with code N]`), and the output
+    after it; None without such a header."""
     match = _LEADING_STATUS.match(output)
-    return (int(match[1] or match[2]), output[match.end():]) if match else None
+    return (int(match[1] or match[2] or match[3]), output[match.end():]) if match else None
 
 
 def exit_status(output: str) -> int | None:
     """The exit status an agent's observation reports (mini-swe-agent's `<returncode>N</returncode>`, a
     `returncode: N` line, Claude Code's leading `Exit code N`, Codex's `Process exited with code N`
-    header, Gemini CLI's and Qwen Code's `Exit Code: N` report, or ctxbench's own closing `[exit code
-    N]`), if any."""
-    leading = leading_status(output)
+    header, Cline's `[Command exited with code N]`, Gemini CLI's and Qwen Code's `Exit Code: N` report,
+    OpenHands' closing trailer, or ctxbench's own closing `[exit code N]`), if any."""
+    leading = leading_status(output) or trailing_status(output)
     if leading is not None:
         return leading[0]
     report = shell_report(output)
