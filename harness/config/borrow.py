@@ -65,8 +65,10 @@ def _agents_of(data: dict[str, Any]) -> list[dict[str, Any]]:
     top = data.get("agent")
     if isinstance(top, dict) and top.get("command"):
         return [top]
-    arms = data.get("strategies") if isinstance(data.get("strategies"), list) else []
+    arms = data.get("strategies")
     found: list[dict[str, Any]] = []
+    if not isinstance(arms, list):
+        return found
     for arm in arms:
         agent = arm.get("agent") if isinstance(arm, dict) else None
         if isinstance(agent, dict) and agent.get("command") and agent not in found:
