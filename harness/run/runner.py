@@ -110,7 +110,7 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
         raise InputError(f"model.context_window {config.model.context_window} leaves no room: the fixed part "
                          f"({budget.fixed_tokens} tokens) plus the output reserve ({budget.output_reserve}) fill it")
     for s in config.strategies:
-        probe = create_strategy(s.name, s.params, StrategyServices(repo=StaticRepo({})))
+        probe = create_strategy(s.name, s.params, StrategyServices(model=_PreflightModel(), repo=StaticRepo({})))
         preflight = getattr(probe, "preflight", None)
         if preflight is not None:
             try:
@@ -130,6 +130,14 @@ def prepare(config: ExperimentConfig, config_dir: Path, output_dir: Path | None 
     return RunContext(config, taskset, system_prompt, interpreters,
                       choose_sandbox(config.sandbox, hide=(*taskset.folders(), repos, out)), out, experiment_id, fixed,
                       resolve_prices(config.model), agents, left_out)
+
+
+class _PreflightModel:
+    """The model a strategy is lent for its preflight, which checks its budget and never calls it (so
+    that a strategy that needs a model, the summarizer's `mode: model`, can be built before any run)."""
+
+    def complete(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a strategy's preflight called the model")
 
 
 def _stamp() -> str:

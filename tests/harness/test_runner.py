@@ -55,3 +55,15 @@ def test_existing_results_need_resume(experiment_file, tmp_path):
     changed = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--resume", "--no-report",
                                        "--set", "model.context_window=9000"])
     assert changed.exit_code == 2 and "fixed variables differ: model" in changed.output
+
+
+def test_a_strategy_that_calls_the_model_passes_the_preflight_and_runs(tmp_path):
+    # the budget preflight builds every arm's strategy before any run: the summarizer's model mode needs a
+    # model there too
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["run", "quickstart", "--limit", "1", "--repeats", "1", "--no-report",
+                                      "--output", str(out), "--set",
+                                      "strategies=[{name: summarizer, params: {mode: model, history_share: 0.05}}]"])
+    assert result.exit_code == 0, result.output
+    [run] = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert run["strategy"] == "summarizer" and run["failure_reason"] != "harness_error"
