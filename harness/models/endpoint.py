@@ -29,7 +29,7 @@ from ctxbench.harness.protocols import (Completion, ContextLengthExceeded, Fatal
                                         TransientModelError, UnreadableReply, Usage)
 from ctxbench.harness.records import ToolCall
 from ctxbench.harness.redact import remember_key_variable, scrub
-from ctxbench.harness.tokens import TokenCounter
+from ctxbench.harness.tokens import SERVED_TOKENIZERS, TokenCounter
 
 __all__ = ["EndpointModel", "call_with_retries", "shared_client", "status_error", "connection_failed", "unreadable",
            "retry_after_s", "require_key_variable", "client_for_preflight", "unreachable", "listing_refused",
@@ -192,8 +192,9 @@ class EndpointModel:
                         calls: list[ToolCall]) -> Usage:
         """The usage of a reply whose endpoint reported none, marked `estimated`: the messages and tool
         schemas sent and the reply, counted as the run's budget counts them."""
-        if self._counter is None:
-            self._counter = TokenCounter(self.config.tokenizer)
+        if self._counter is None:  # unpickled (a Ray worker): an encoding's count, the served model's out of reach
+            name = self.config.tokenizer
+            self._counter = TokenCounter() if name in SERVED_TOKENIZERS else TokenCounter(name)
         counter = self._counter
         emitted = counter.count(text) + sum(counter.count(c.name) + counter.count(c.arguments) for c in calls)
         return Usage(counter.count_prompt(messages, tools), emitted, estimated=True)

@@ -230,3 +230,14 @@ def test_a_reply_cut_at_the_output_limit_says_so(scripted_endpoint, api_key):
     cut["choices"][0]["finish_reason"] = "length"
     server = scripted_endpoint([(200, cut)])
     assert model_for(server.url).complete(MESSAGES, TOOL_SCHEMAS).finish_reason == "length"
+
+
+@pytest.mark.parametrize("tokenizer", ["endpoint", "calibrated"])
+def test_an_unpickled_model_estimates_a_usage_left_out_whatever_the_tokenizer(scripted_endpoint, api_key, tokenizer):
+    # a Ray worker unpickles the model without the run's counter: a reply without usage is still counted
+    body = chat_reply("", [("run_tests", "{}")])
+    del body["usage"]
+    server = scripted_endpoint([(200, body)])
+    clone = pickle.loads(pickle.dumps(model_for(server.url, tokenizer=tokenizer)))
+    usage = clone.complete(MESSAGES, TOOL_SCHEMAS).usage
+    assert usage.estimated and usage.prompt_tokens > 0
