@@ -38,7 +38,8 @@ __all__ = ["Digest", "failure_lines", "merge_ranges", "MAX_COMMANDS",
            "SECTION", "READ_ENTRY", "LINE_RANGE", "MODIFIED_ENTRY", "EDIT_COUNT", "TURN", "COMMAND_ENTRY",
            "SUMMARIZE_PROMPT", "asks_for_summary", "folded_turn", "folded_call", "fold_request",
            "split_fold_request", "FOLDED_TURN", "FOLDED_CALL", "AGENT_SUMMARY_PROMPTS",
-           "AGENT_SUMMARY_SYSTEM_PROMPTS", "agent_summary_request"]
+           "AGENT_SUMMARY_SYSTEM_PROMPTS", "agent_summary_request", "AGENT_TITLE_PROMPT", "asks_for_title",
+           "title_of"]
 
 # -- the layout -------------------------------------------------------------------------------------
 
@@ -157,12 +158,15 @@ AGENT_SUMMARY_SYSTEM_PROMPTS = {
     "aider": "*Briefly* summarize this partial conversation about programming.",
     "cline": "Summarize the provided coding session into a concise continuation note",
     "openhands": "You are maintaining a context-aware state summary for an interactive agent.",
+    "opencode": "You are a context summarization agent. You are given a conversation between a user and an agent.",
+    "pi": "You are a context summarization assistant. Your task is to read a conversation between a user and an AI",
 }
 """How an agent's own summary of its history is asked for by a request's first message, its system prompt
 or, in a request of one user message, that message (its first words): Aider's (`--max-chat-history-tokens`;
 it takes the whole reply), Cline's (`--compaction agentic`: the conversation as text in one user message;
 it takes the whole reply) and OpenHands' (its summarizing condenser: one user message, the events as text
-without their commands; it takes the whole reply, as a user message after the task)."""
+without their commands; it takes the whole reply, as a user message after the task), OpenCode's and Pi's
+(the conversation as text inside `<conversation>` in one user message; each takes the whole reply)."""
 
 
 def agent_summary_request(messages: list[dict]) -> str | None:
@@ -178,6 +182,27 @@ def agent_summary_request(messages: list[dict]) -> str | None:
         return None
     text = message_text(user[-1])
     return next((agent for agent, prompt in AGENT_SUMMARY_PROMPTS.items() if prompt in text), None)
+
+
+# -- agents' title requests -------------------------------------------------------------------------
+
+AGENT_TITLE_PROMPT = "You are a title generator"
+"""How OpenCode asks its model to name its session (the first words of the request's system prompt, no
+tools offered), before its first turn."""
+TITLE_CHARS = 50
+"""The longest title OpenCode asks for."""
+
+
+def asks_for_title(messages: list[dict]) -> bool:
+    """The request asks for a title of the conversation, not for its next step (OpenCode's)."""
+    return bool(messages) and messages[0].get("role") == "system" \
+        and message_text(messages[0]).startswith(AGENT_TITLE_PROMPT)
+
+
+def title_of(task_statement: str) -> str:
+    """A title for a session on `task_statement`: its first line, cut at a word within TITLE_CHARS."""
+    line = _first_line(task_statement).replace("`", "").strip(" .")
+    return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS].rsplit(" ", 1)[0]
 
 
 # -- the digest -------------------------------------------------------------------------------------

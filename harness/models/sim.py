@@ -45,7 +45,7 @@ from ctxbench.harness.wire.conversation import history_from_messages
 from ctxbench.harness.config import SimParams
 from ctxbench.harness.protocols import Completion, ContextLengthExceeded, Usage
 from ctxbench.harness.models.goldpatch import Hunk, parse_patch
-from ctxbench.harness.models import simaider, simcline
+from ctxbench.harness.models import simaider, simcline, simflat
 from ctxbench.harness.models.simbash import (Dialect, command_of, dialect_for, finish_call, finishes_by_text, shell_call,
                                              shell_command)
 from ctxbench.harness.models.simbash_reading import native_messages, stable_messages
@@ -53,7 +53,8 @@ from ctxbench.harness.models.simmemory import summarize_request
 from ctxbench.harness.models.simrules import Action, explore, situation
 from ctxbench.harness.models.simview import TestRun, View, contains, read_view
 from ctxbench.harness.records import ToolCall
-from ctxbench.harness.markup.summaries import AGENT_SUMMARY_PROMPTS, Digest, agent_summary_request, asks_for_summary
+from ctxbench.harness.markup.summaries import (AGENT_SUMMARY_PROMPTS, Digest, agent_summary_request, asks_for_summary,
+                                              asks_for_title, title_of)
 from ctxbench.harness.tokens import TokenCounter
 
 __all__ = ["SimModel", "PromptCache", "attention", "is_summary_request"]
@@ -138,6 +139,8 @@ class SimModel:
 
     # -- entry point ---------------------------------------------------------------------------
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        if asks_for_title(messages):  # OpenCode names its session before its first turn
+            return self._title_reply(messages, tools)
         dialect = dialect_for(self.p, tools, messages)
         if dialect == "aider":
             return self._complete_in_aider(messages, tools)
@@ -162,6 +165,12 @@ class SimModel:
         digest = hashlib.sha256(json.dumps([self.seed, messages if identity is None else identity],
                                            sort_keys=True).encode()).hexdigest()
         return prompt, digest, random.Random(int(digest[:16], 16)), self.cache.cached(self.counter, messages, tools)
+
+    def _title_reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        """A short title of the task, for an agent that names its session (`asks_for_title`)."""
+        prompt, _, _, cached = self._request(messages, tools)
+        text = title_of(self.statement or history_from_messages(messages).task_statement)
+        return Completion(text, (), Usage(prompt, self.counter.count(text), cached))
 
     def _summary_reply(self, messages: list[dict[str, Any]], prompt: int, cached: int) -> Completion:
         text = self._summarize(messages)
@@ -189,8 +198,8 @@ class SimModel:
                                         [self.counter.count_message(m) for m in stable])
         prompt, digest, rng, cached = self._request(stable, tools, native[1:])
         if agent is not None:  # before a summarizer's request: Gemini CLI's asks with a system prompt of its own
-            if agent == "cline":  # its request holds the conversation as text
-                flattened = simcline.conversation(stable)
+            if agent in ("cline", "opencode", "pi"):  # its request holds the conversation as text
+                flattened = (simcline if agent == "cline" else simflat).conversation(stable)
                 native = native_messages(flattened, self.p, self.test_cmd, self.statement, [0] * len(flattened))[0]
             summary = self._compaction(native, agent)
             return Completion(summary, (), Usage(prompt, self.counter.count(summary), cached))
@@ -348,6 +357,8 @@ class SimModel:
                     f"<summary>\nPrimary request:\n{task}\n\n{body}\n</summary>")
         if agent == "cline":
             return simcline.summary_reply(task, body)
+        if agent in ("opencode", "pi"):
+            return simflat.summary_reply(agent, task, body)
         if "<state_snapshot>" in AGENT_SUMMARY_PROMPTS.get(agent, ""):  # Gemini CLI, Qwen Code
             return f"<state_snapshot>\nTask:\n{task}\n\n{body}\n</state_snapshot>"
         return f"Summary of the work so far.\n\nTask:\n{task}\n\n{body}"

@@ -32,6 +32,9 @@ _SHELL_PREFERENCE = ("bash", "Bash", "exec_command", "shell", "local_shell", "ru
 _FINISHED_BY_TEXT = frozenset({"Bash", "exec_command", "shell", "local_shell", "run_commands", "run_shell_command"})
 """Shell tools of agents whose run ends with a reply that calls no tool (Claude Code, Codex CLI, Cline, Gemini
 CLI and Qwen Code): no submit command."""
+_FILE_TOOLS = frozenset({"read", "edit", "write"})
+"""File tools an agent offers beside a `bash` of its own (OpenCode, Pi): it ends its run with a reply that
+calls no tool. mini-swe-agent offers its `bash` alone and submits with a command."""
 _SKIPPED = "--exclude-dir=.git --exclude-dir=__pycache__ --exclude-dir=.pytest_cache"
 """What a search leaves out, as the native search's walk does (binary files too: grep's -I)."""
 
@@ -56,9 +59,13 @@ def shell_tool(tools: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def finishes_by_text(tools: list[dict[str, Any]]) -> bool:
-    """The offered shell tool is that of an agent that ends its run with a reply calling no tool."""
+    """The offered shell tool is that of an agent that ends its run with a reply calling no tool: one of
+    `_FINISHED_BY_TEXT`, or a `bash` offered beside file tools of the agent's own (`_FILE_TOOLS`)."""
     tool = shell_tool(tools)
-    return tool is not None and tool.get("name") in _FINISHED_BY_TEXT
+    if tool is None:
+        return False
+    offered = {f.get("name") for f in (t.get("function") for t in tools if isinstance(t, dict)) if isinstance(f, dict)}
+    return tool.get("name") in _FINISHED_BY_TEXT or (tool.get("name") == "bash" and bool(offered & _FILE_TOOLS))
 
 
 def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str, Any]]:

@@ -7,9 +7,10 @@ message: `nl -ba F | sed -n 'A,Bp'` is a `read_file` whose output becomes a numb
 X .` a `search` with its hits, a here-doc'd `git apply` an `edit_file`, the task's test command a
 `run_tests` whose pytest output closes with its exit code. Outputs are read inside the agent's wrapping
 (`<returncode>`/`<output>`, mini-swe-agent's JSON observation, Claude Code's leading `Exit code N`,
-Codex's header before `Output:`, Cline's JSON list of results, Gemini CLI's and Qwen Code's report
-around `Output:`, OpenHands' trailer, or plain); a placeholder that a strategy put in an output's place
-is left as it is, so it hides what it hides from a native read.
+Codex's header before `Output:`, Pi's closing `Command exited with code N`, Cline's JSON list of
+results, Gemini CLI's and Qwen Code's report around `Output:`, OpenHands' trailer, or plain); a
+placeholder that a strategy put in an output's place is left as it is, so it hides what it hides from
+a native read.
 
 Outputs are read without what changes from run to run (`stable_messages`: durations, object
 addresses), as the native tools write them, so the same behaviour gives the same view and the same
@@ -33,7 +34,7 @@ from ctxbench.harness.markup.summaries import SECTION
 from ctxbench.harness.wire.conversation import SHELL_TOOLS, fenced_command, shell_command_of
 from ctxbench.harness.wire.shell_reading import (SUBMIT_MARKER, exit_status, here_document, leading_status,
                                                  read_command, search_pattern, shell_report, steady_header,
-                                                 trailing_status)
+                                                 trailing_status, closing_status, pytest_status)
 
 __all__ = ["stable_messages", "native_messages"]
 
@@ -110,6 +111,7 @@ class _Reader:
         name, args = call
         failed = status not in (None, 0)
         if name == "run_tests":
+            status = pytest_status(output) if status is None else status  # a wrapping that tells none
             return f"{output.rstrip()}\n{exit_marker(status)}" if status is not None else output
         if name == "read_file":
             if failed:
@@ -164,11 +166,20 @@ def native_messages(messages: list[dict[str, Any]], p: SimParams, test_cmd: tupl
             seen[key] = seen.get(key, 0) + 1
             taken = _text_turn(reader, message, command, messages[index + 1], f"text-{key}-{seen[key]}")
         else:
-            taken = [message]  # a message that answers no reply (an injected snippet, a summary) stays as it is
+            taken = [_as_memory(message)]  # a message that answers no reply (an injected snippet, a summary)
         out += taken
         out_sizes += sizes[index:index + len(taken)]
         index += len(taken)
     return out, out_sizes
+
+
+def _as_memory(message: dict[str, Any]) -> dict[str, Any]:
+    """The message as it is, or a summary an agent keeps as a reply (OpenCode's, answering its own `What did
+    we do so far?`) as the user message it is read as: memory."""
+    text = message_text(message)
+    if message.get("role") == "assistant" and not message.get("tool_calls") and SECTION.search(text):
+        return {"role": "user", "content": text}
+    return message
 
 
 def _tool_turn(reader: _Reader, messages: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
@@ -217,7 +228,7 @@ def _relative(path: str) -> str:
 def _unwrap(content: str, tool: str = "bash") -> tuple[str, int | None]:
     """The command's output inside the agent's wrapping, and its exit status where the wrapping says
     (Claude Code's `Bash` says it only for a failure: no `Exit code N` is 0)."""
-    leading = leading_status(content) or trailing_status(content)
+    leading = leading_status(content) or trailing_status(content) or closing_status(content)
     if leading is not None:
         return leading[1], leading[0]
     report = shell_report(content)

@@ -34,7 +34,7 @@ from ctxbench.harness.history import History, Observation, ObservationKind, Tool
 from ctxbench.harness.records.run_records import ObservationChannel, OwnContext
 from ctxbench.harness.wire.aider import aider_conversation, is_aider_request
 from ctxbench.harness.wire.shell_reading import SUBMIT_MARKER, exit_status, read_command
-from ctxbench.harness.markup.summaries import agent_summary_request
+from ctxbench.harness.markup.summaries import agent_summary_request, asks_for_title
 
 __all__ = ["history_from_messages", "fenced_command", "shell_command_of", "SHELL_TOOLS",
            "fingerprints", "replies", "own_context"]
@@ -177,7 +177,10 @@ def _line_range(arguments: dict[str, Any]) -> tuple[int, int] | None:
 def fingerprints(messages: list[dict[str, Any]]) -> list[str]:
     """What identifies each message as sent again in a later request: its role, text and tool-call id (of
     Aider's request, as read by `aider_conversation`, its system prompt left out: the repo map in it
-    changes as files join the chat)."""
+    changes as files join the chat); none for a request beside the conversation (OpenCode's title request),
+    so that the request after it is not read as a rewrite of it."""
+    if asks_for_title(messages):
+        return []
     if is_aider_request(messages):
         messages = [{"role": "system"}, *aider_conversation(messages)[1:]]
     return [hashlib.sha256(json.dumps([m.get("role"), m.get("content"), m.get("tool_call_id")], sort_keys=True,

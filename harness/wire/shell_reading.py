@@ -17,7 +17,8 @@ from typing import Literal
 from ctxbench.harness.markup.placeholders import exit_code
 
 __all__ = ["CommandKind", "CommandReading", "SUBMIT_MARKER", "read_command", "exit_status", "leading_status",
-           "shell_report", "trailing_status", "steady_header", "search_pattern", "here_document"]
+           "shell_report", "trailing_status", "closing_status", "pytest_status", "steady_header", "search_pattern",
+           "here_document"]
 
 CommandKind = Literal["file_read", "search", "listing", "edit", "test_run", "finish", "command"]
 
@@ -250,6 +251,28 @@ def trailing_status(output: str) -> tuple[int, str] | None:
     return (int(match[1]), output[:match.start()]) if match else None
 
 
+_CLOSING = re.compile(r"(?:\A|\n\n)Command exited with code (-?\d+)\Z")
+"""Pi's `bash`: a failure's output closes with `Command exited with code N` after a blank line."""
+_TALLY = re.compile(r"^=*\s*\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b.*$", re.M)
+"""pytest's closing tally (`2 failed, 3 passed in 0.05s`, `===== 5 passed in 0.04s =====`)."""
+
+
+def closing_status(output: str) -> tuple[int, str] | None:
+    """The exit status a closing line after the output reports (Pi's `Command exited with code N`), and the
+    output before it; None without such a line."""
+    match = _CLOSING.search(output)
+    return (int(match[1]), output[:match.start()]) if match else None
+
+
+def pytest_status(output: str) -> int | None:
+    """The exit status pytest's closing tally implies (1 with a failure or an error, else 0), for a test
+    run's output whose wrapping tells none (OpenCode's `bash`, Pi's on success); None without a tally."""
+    tallies = _TALLY.findall(output)
+    if not tallies:
+        return None
+    return 1 if re.search(r"\d+ (?:failed|errors?)\b", tallies[-1]) else 0
+
+
 def steady_header(output: str) -> str:
     """`output` with the values of Codex's header lines that change from run to run (its chunk id and
     wall time), and the process ids of Gemini CLI's and Qwen Code's report, as `<…>`."""
@@ -301,8 +324,9 @@ def exit_status(output: str) -> int | None:
     """The exit status an agent's observation reports (mini-swe-agent's `<returncode>N</returncode>`, a
     `returncode: N` line, Claude Code's leading `Exit code N`, Codex's `Process exited with code N`
     header, Cline's `[Command exited with code N]`, Gemini CLI's and Qwen Code's `Exit Code: N` report,
-    OpenHands' closing trailer, or ctxbench's own closing `[exit code N]`), if any."""
-    leading = leading_status(output) or trailing_status(output)
+    OpenHands' closing trailer, Pi's closing `Command exited with code N`, or ctxbench's own closing
+    `[exit code N]`), if any."""
+    leading = leading_status(output) or trailing_status(output) or closing_status(output)
     if leading is not None:
         return leading[0]
     report = shell_report(output)
