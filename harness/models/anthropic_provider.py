@@ -213,7 +213,8 @@ def _field(item: Any, name: str) -> Any:
 def streamed_message(events: Iterator[Event], where: str, tell: TextListener) -> dict[str, Any]:
     """The `message` a Messages API stream adds up to: `message_start`'s message, each content block
     with its `text_delta` pieces joined and its `input_json_delta` pieces read as its input,
-    `message_delta`'s stop reason and usage over the start's. Each piece of text is told to `tell` as it
+    `message_delta`'s stop reason and usage over the start's (a stream that ends before it was cut
+    off: UnreadableReply, retried). Each piece of text is told to `tell` as it
     is read ("" at `message_start`, a newline between text blocks, as `join_texts` joins them)."""
     message: dict[str, Any] | None = None
     blocks: dict[int, dict[str, Any]] = {}
@@ -242,8 +243,8 @@ def streamed_message(events: Iterator[Event], where: str, tell: TextListener) ->
             message.update({k: v for k, v in (event.get("delta") or {}).items() if v is not None})
             told = {k: v for k, v in (event.get("usage") or {}).items() if v is not None}
             message["usage"] = {**(message.get("usage") or {}), **told} if message.get("usage") or told else None
-    if message is None:
-        raise unreadable(where, "a stream without message_start", "", quoted=True)
+    if message is None or message.get("stop_reason") is None:  # cut off mid-reply
+        raise unreadable(where, "a stream that ended before its message_delta", "", quoted=True)
     for index, pieces in inputs.items():
         blocks[index]["input"] = read_arguments("".join(pieces))
     message["content"] = [blocks[i] for i in sorted(blocks)]

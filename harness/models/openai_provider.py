@@ -138,8 +138,8 @@ class OpenAIModel(EndpointModel):
 def chat_completion(events: Iterator[Event], where: str, tell: TextListener) -> dict[str, Any]:
     """The `chat.completion` a stream of `chat.completion.chunk` events adds up to (its first choice):
     the content's pieces joined, each tool call's pieces by its `index`, the last finish reason, the
-    usage of the chunk that carries it (`stream_options.include_usage`; none where no chunk does).
-    Each piece of text is told to `tell` as it is read ("" at the first chunk)."""
+    usage of the chunk that carries it (`stream_options.include_usage`; none where no chunk does); a
+    stream that ends before its finish reason was cut off (UnreadableReply, retried). Each piece of text is told to `tell` as it is read ("" at the first chunk)."""
     head: dict[str, Any] = {}
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
@@ -161,6 +161,8 @@ def chat_completion(events: Iterator[Event], where: str, tell: TextListener) -> 
             for call in delta.get("tool_calls") or ():
                 _add_call_piece(calls, call)
             finish = choice.get("finish_reason") or finish
+    if head and finish is None:  # the connection closed mid-reply, as a server that streams ends one
+        raise unreadable(where, "a stream that ended before its finish_reason", "".join(text)[-200:], quoted=True)
     message = {"role": "assistant", "content": "".join(text), "tool_calls": [calls[i] for i in sorted(calls)] or None}
     choices = [{"index": 0, "message": message, "finish_reason": finish}] if head else []
     return {**head, "object": "chat.completion", "choices": choices, "usage": usage}

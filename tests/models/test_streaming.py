@@ -143,3 +143,12 @@ def test_a_json_body_that_is_not_a_reply_is_unreadable(upstream, api_key):
     with pytest.raises(TransientModelError, match="unreadable reply"):
         model(server.url, retry_budget_s=0).complete(MESSAGES, TOOL_SCHEMAS)
     assert json.dumps(server.requests[0]["messages"]) == json.dumps(MESSAGES)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_stream_cut_off_before_its_end_is_retried(upstream, api_key, provider):
+    whole = chat_events(TEXT, usage=USAGE) if provider == "openai" else message_events([TEXT])
+    server = upstream(lambda i, body: Stream(whole[:4] if i == 0 else whole))
+    url = server.url if provider == "openai" else server.root
+    assert model(url, provider, retry_budget_s=60).complete(MESSAGES, TOOL_SCHEMAS).text == TEXT
+    assert len(server.requests) == 2
