@@ -42,6 +42,9 @@ NativeCall = tuple[str, dict[str, Any]]
 
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_SPILLED = re.compile(r"(Full output: |full content saved to )/[^\s\]]+")
+"""Where Pi (`[Showing lines A-B of N. Full output: /tmp/pi-bash-….log]`) and OpenCode put the whole of an
+output they cut: a file named afresh for each run."""
 _NO_OUTPUT = "(Bash completed with no output)"
 """What Claude Code's `Bash` returns for a command that printed nothing."""
 _NUMBERED = re.compile(r"^(?= *\d+(?:\t|  )|[ \d]{6}$) *(\d+)(?:\t|  |$)(.*)$")
@@ -59,14 +62,14 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\
 
 def stable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages with their text content stripped of durations and object addresses (and of the
-    wall time and chunk id of Codex's outputs, and of the token count a masked output's placeholder
-    gives)."""
+    wall time and chunk id of Codex's outputs, of the file Pi and OpenCode spill a cut output to, and of
+    the token count a masked output's placeholder gives)."""
     out = []
     for m in messages:
         content = m.get("content")
         if isinstance(content, str) and m.get("role") in ("tool", "user"):
             content = without_masked_tokens(steady_header(_DURATION.sub(" in <time>", content)))
-            m = {**m, "content": _ADDRESS.sub("0x…", content)}
+            m = {**m, "content": _SPILLED.sub(r"\1<…>", _ADDRESS.sub("0x…", content))}
         out.append(m)
     return out
 

@@ -220,3 +220,17 @@ def test_opencodes_compaction_request_gets_a_summary_it_keeps_as_a_reply_read_ba
     # the reply holding the summary is memory: it remembers the failing run, it does not start over
     command = json.loads(reply.tool_calls[0].arguments)["command"]
     assert command != "python -m pytest -q" and command != json.loads(unaware.tool_calls[0].arguments)["command"]
+
+
+def test_the_file_a_cut_output_is_spilled_to_does_not_move_the_replies(median):
+    """Pi names a fresh file for the whole of an output it cut (`Full output: /tmp/pi-bash-….log`): the same
+    run in two arms must get the same replies, whatever the seed."""
+    cut = FAILING + "\n\n[Showing lines 1-12 of 12. Full output: /tmp/pi-bash-{}.log]\n\nCommand exited with code 1"
+    for seed in range(20):
+        replies = set()
+        for name in ("caef39b7c00e210a", "e9fa29e322798cf6"):
+            read = CHAT.read(request(median, PI_TOOLS, ("python -m pytest -q", cut.format(name)),
+                                     ("nl -ba calc/stats.py | sed -n '8,67p'", source(8, 67)), pi=True))
+            reply = sim(median, seed).complete(read.messages, read.tools)
+            replies.add(repr((reply.text, reply.tool_calls, reply.usage.prompt_tokens)))
+        assert len(replies) == 1, seed
