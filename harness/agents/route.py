@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ctxbench.harness.context import overflow_error
 from ctxbench.harness.loop.agent import AgentOutcome, count_context
 from ctxbench.harness.models.counters import learn_from_reply
 from ctxbench.harness.wire.conversation import fenced_command, fingerprints, history_from_messages, own_context
@@ -111,7 +112,7 @@ class AgentRoute:
             self.outcome.invalid_actions += 1
             return refusal
         if refusal.code == "context_length_exceeded":
-            self._stop("context_overflow", str(error))
+            self._stop("context_overflow", overflow_error(error))
             return refusal
         if isinstance(error, RequestRefused):
             return self._end("request_refused", str(error), status=refusal.status)

@@ -81,6 +81,7 @@ def test_a_request_over_the_window_is_refused_as_openai_refuses_it(tmp_path):
     assert result.exit_code == 0, result.output
     [r] = records(out)
     assert r["failure_reason"] == "context_overflow"
+    assert r["error"].startswith("the server refused the request as over the model's context window: ")
 
 
 def test_a_run_the_strategy_ends_over_the_window_keeps_its_last_turns_observations(tmp_path):
@@ -90,6 +91,7 @@ def test_a_run_the_strategy_ends_over_the_window_keeps_its_last_turns_observatio
     assert result.exit_code == 0, result.output
     [r] = records(out)
     assert r["failure_reason"] == "context_overflow" and r["turns"] == 3
+    assert r["error"].startswith("the strategy refused: its context does not fit its budget: ")
     turns = [t for t in read_transcript(next((out / "transcripts").rglob("*.jsonl.gz"))) if isinstance(t, TranscriptTurn)]
     assert [len(t.observations) for t in turns] == [1, 1, 1]  # the last, from the request the strategy could not fit
 
