@@ -30,10 +30,23 @@ from ctxbench.harness.records import StopReason
 from ctxbench.harness.records.transcript import TranscriptWriter, TurnRecorder
 from ctxbench.harness.redact import scrub
 from ctxbench.harness.wire.base import MODEL_FAILURES, Crash, ModelRequest, Refusal, model_refusal
+from ctxbench.harness.wire.aider import edit_blocks
 from ctxbench.harness.wire.messages import marked_for
 from ctxbench.strategies.hook import StrategyHook
 
-__all__ = ["AgentRoute"]
+__all__ = ["AgentRoute", "reply_actions"]
+
+def reply_actions(completion: Completion) -> list[str]:
+    """The actions of an external agent's reply, by tool name: its tool calls; for an agent that acts in
+    its text, one `bash` for a fenced command (mini-swe-agent's text mode) or an `edit` per
+    SEARCH/REPLACE block (Aider's)."""
+    if completion.tool_calls:
+        return [c.name for c in completion.tool_calls]
+    edits = edit_blocks(completion.text)
+    if edits:
+        return ["edit"] * len(edits)
+    return ["bash"] if fenced_command(completion.text) else []
+
 
 class AgentRoute:
     """Answers one run's agent; `outcome` holds what the run spent, `stop` why the gateway ended it."""
@@ -131,8 +144,7 @@ class AgentRoute:
         out = self.outcome
         out.turns += 1
         out.add_usage(completion.usage)
-        names = [c.name for c in completion.tool_calls] or (["bash"] if fenced_command(completion.text) else [])
-        out.tool_calls.update(names)
+        out.tool_calls.update(reply_actions(completion))
         return completion
 
     def _release(self, messages: list[dict[str, Any]]) -> None:

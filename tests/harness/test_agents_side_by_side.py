@@ -121,3 +121,16 @@ def test_available_with_no_agent_installed_is_refused(tmp_path):
     result = CliRunner().invoke(cli, ["run", str(exp), "--output", str(out), "--available"])
     assert result.exit_code == 2 and "no arm's agent is installed (one)" in result.output, result.output
     assert not out.exists()
+
+
+def test_an_agent_s_actions_are_its_tool_calls_or_what_its_text_does():
+    from ctxbench.harness.agents.route import reply_actions
+    from ctxbench.harness.protocols import Completion
+    from ctxbench.harness.records import ToolCall
+
+    aider = ("calc/stats.py\n```python\n<<<<<<< SEARCH\n    return 1\n=======\n    return 2\n>>>>>>> REPLACE\n```\n\n"
+             "calc/units.py\n```python\n<<<<<<< SEARCH\nA = 1\n=======\nA = 2\n>>>>>>> REPLACE\n```\n")
+    assert reply_actions(Completion(aider)) == ["edit", "edit"]  # Aider: no tool calls, yet two edits
+    assert reply_actions(Completion("THOUGHT: look.\n\n```mswea_bash_command\nls\n```")) == ["bash"]
+    assert reply_actions(Completion("", (ToolCall("c1", "Bash", '{"command": "ls"}'),))) == ["Bash"]
+    assert reply_actions(Completion("All done.")) == []
