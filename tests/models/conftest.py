@@ -156,3 +156,11 @@ def serve_sim():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def median():
+    """The smoke task `calc-median-even-length`, which the simulator tests of the agents' tools act on."""
+    from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
+
+    return next(t for t in load_taskset(resolve_taskset_path("smoke")).tasks if t.id == "calc-median-even-length")

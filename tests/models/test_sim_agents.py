@@ -10,36 +10,16 @@ import json
 import pytest
 
 from ctxbench.harness.wire.conversation import history_from_messages, own_context, fingerprints
-from ctxbench.harness.config import SimParams
-from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.models.simbash import shell_call
 from ctxbench.harness.markup.summaries import AGENT_SUMMARY_PROMPTS
-from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
-from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.wire.messages import MESSAGES
 from ctxbench.harness.wire.responses import RESPONSES
+from sim_agent_helpers import FAILING, PASSING, sim
 
-COUNTER = TokenCounter("cl100k_base")
 BASH = {"name": "Bash", "description": "Run a command.",
         "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}
 EXEC = {"type": "function", "name": "exec_command", "description": "Runs a command.",
         "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}, "yield_time_ms": {"type": "number"}}}}
-FAILING = ("..FF.\n=================================== FAILURES ===================================\n"
-           "    def test_median_two_values():\n>       assert median([10, 20]) == 15\n\ntests/test_stats.py:31: \n"
-           "    def median(data):\n>       return (values[mid] + values[mid + 1]) / 2\n"
-           "E       IndexError: list index out of range\n\ncalc/stats.py:38: IndexError\n"
-           "2 failed, 3 passed in 0.05s\n")
-PASSING = ".....\n5 passed in 0.04s\n"
-
-
-@pytest.fixture(scope="module")
-def median():
-    return next(t for t in load_taskset(resolve_taskset_path("smoke")).tasks if t.id == "calc-median-even-length")
-
-
-def sim(task, seed: int = 0) -> SimModel:
-    return SimModel(SimParams(), task.patch, COUNTER, 64000, 2048, seed, test_cmd=task.test_cmd,
-                    statement=task.problem_statement)
 
 
 def claude(task, *turns: tuple[str, str], system: str = "You are Claude Code.", extra: list | None = None) -> dict:
@@ -82,7 +62,7 @@ def answer(task, body: dict, wire=MESSAGES):
 
 
 def source(start: int, end: int) -> str:
-    lines = open(f"tasksets/smoke/repos/calc/calc/stats.py").read().splitlines()
+    lines = open("tasksets/smoke/repos/calc/calc/stats.py").read().splitlines()
     return "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(start, min(end, len(lines)) + 1))
 
 

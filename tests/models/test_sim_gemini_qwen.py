@@ -12,17 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.harness.config import SimParams
 from ctxbench.harness.markup.summaries import AGENT_SUMMARY_PROMPTS
-from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.models.simbash_reading import stable_messages
-from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
-from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.wire import CHAT, GEMINI
 from ctxbench.harness.wire.conversation import fingerprints, history_from_messages, own_context
 from ctxbench.harness.wire.shell_reading import exit_status, shell_report
+from sim_agent_helpers import FAILING as FAILING_LINE, PASSING as PASSING_LINE, sim
 
-COUNTER = TokenCounter("cl100k_base")
+FAILING, PASSING = FAILING_LINE.removesuffix("\n"), PASSING_LINE.removesuffix("\n")
+"""Gemini CLI and Qwen Code give a command's output without its closing newline."""
+
 ROUTE = "/v1beta/models/sim-coder:streamGenerateContent?alt=sse"
 SHELL_SCHEMA = {"type": "object", "required": ["command"], "properties": {
     "command": {"type": "string", "description": "Exact bash command to execute as `bash -c <command>`"},
@@ -30,22 +29,6 @@ SHELL_SCHEMA = {"type": "object", "required": ["command"], "properties": {
     "delay_ms": {"type": "integer"}}}
 """Gemini CLI's `run_shell_command` (Qwen Code's takes `command`, `is_background`, `timeout`, `description`,
 `directory`; both require only `command`)."""
-FAILING = ("..FF.\n=================================== FAILURES ===================================\n"
-           "    def test_median_two_values():\n>       assert median([10, 20]) == 15\n\ntests/test_stats.py:31: \n"
-           "    def median(data):\n>       return (values[mid] + values[mid + 1]) / 2\n"
-           "E       IndexError: list index out of range\n\ncalc/stats.py:38: IndexError\n"
-           "2 failed, 3 passed in 0.05s")
-PASSING = ".....\n5 passed in 0.04s"
-
-
-@pytest.fixture(scope="module")
-def median():
-    return next(t for t in load_taskset(resolve_taskset_path("smoke")).tasks if t.id == "calc-median-even-length")
-
-
-def sim(task, seed: int = 0) -> SimModel:
-    return SimModel(SimParams(), task.patch, COUNTER, 64000, 2048, seed, test_cmd=task.test_cmd,
-                    statement=task.problem_statement)
 
 
 def gemini_report(output: str, code: int = 0, pgid: int = 32) -> str:

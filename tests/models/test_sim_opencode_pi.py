@@ -10,22 +10,12 @@ import json
 
 import pytest
 
-from ctxbench.harness.config import SimParams
-from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.models.simbash import finishes_by_text, shell_call
-from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
-from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.wire.chat import CHAT
 from ctxbench.harness.wire.conversation import fingerprints, history_from_messages, own_context
 from ctxbench.harness.wire.shell_reading import closing_status, exit_status, pytest_status
+from sim_agent_helpers import FAILING, PASSING, sim
 
-COUNTER = TokenCounter("cl100k_base")
-FAILING = ("..FF.\n=================================== FAILURES ===================================\n"
-           "    def test_median_two_values():\n>       assert median([10, 20]) == 15\n\ntests/test_stats.py:31: \n"
-           "    def median(data):\n>       return (values[mid] + values[mid + 1]) / 2\n"
-           "E       IndexError: list index out of range\n\ncalc/stats.py:38: IndexError\n"
-           "2 failed, 3 passed in 0.05s\n")
-PASSING = ".....\n5 passed in 0.04s\n"
 
 
 def function(name: str, properties: dict, required: list[str]) -> dict:
@@ -47,16 +37,6 @@ PI_TOOLS = [function("read", {"path": STRING, "offset": {"type": "number"}, "lim
             function("edit", {"path": STRING, "edits": {"type": "array"}}, ["path", "edits"]),
             function("write", {"path": STRING, "content": STRING}, ["path", "content"])]
 MINI_TOOLS = [function("bash", {"command": STRING}, ["command"])]
-
-
-@pytest.fixture(scope="module")
-def median():
-    return next(t for t in load_taskset(resolve_taskset_path("smoke")).tasks if t.id == "calc-median-even-length")
-
-
-def sim(task, seed: int = 0) -> SimModel:
-    return SimModel(SimParams(), task.patch, COUNTER, 64000, 2048, seed, test_cmd=task.test_cmd,
-                    statement=task.problem_statement)
 
 
 def request(task, tools: list[dict], *turns: tuple[str, str], pi: bool = False) -> dict:
