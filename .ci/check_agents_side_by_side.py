@@ -9,9 +9,9 @@ with the builtin loop.
 """
 
 import json
-import sys
 from pathlib import Path
 
+from check_agent_runs import cli, failed_or_unrecorded  # beside this script
 from ctxbench.reports import runs_df, turns_df
 
 
@@ -22,14 +22,9 @@ def main(folder: Path, agents: int, tasks: int) -> list[str]:
     counts = runs["strategy"].value_counts()
     if len(counts) != agents or (counts != tasks).any():
         problems.append(f"runs per arm {counts.to_dict()}, expected {agents} arms x {tasks}")
-    failed = runs[runs["failure_reason"].isin(["harness_error", "taskset_error", "agent_error"])]
-    problems += [f"{r.run_id}: {r.failure_reason}: {str(r.error)[-300:]}" for r in failed.itertuples()]
+    problems += failed_or_unrecorded(runs, turns)
     resolved = runs.groupby("strategy")["resolved"].any()
     problems += [f"{arm}: resolved no task" for arm, ok in resolved.items() if not ok]
-    for run_id in runs["run_id"]:
-        mine = turns[turns["run_id"] == run_id]
-        if mine.empty or not ((mine["context_tokens"] > 0) & (mine["tokens_system"] > 0)).all():
-            problems.append(f"{run_id}: no transcript turns with the strategy's ledger")
     report = (folder / "report.md").read_text()
     first_table = next(block for block in report.split("\n\n") if block.startswith("| "))
     problems += [f"the report's first table has no row for {arm}" for arm in counts.index
@@ -38,7 +33,4 @@ def main(folder: Path, agents: int, tasks: int) -> list[str]:
 
 
 if __name__ == "__main__":
-    found = main(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
-    for problem in found:
-        print(f"{sys.argv[1]}: {problem}", file=sys.stderr)
-    sys.exit(1 if found else 0)
+    cli(main)
