@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
-from ctxbench.harness.config import SimParams
-from ctxbench.harness.models.sim import SimModel
 from ctxbench.harness.models.simbash import shell_call
-from ctxbench.harness.tasks.taskset import load_taskset, resolve_taskset_path
-from ctxbench.harness.tokens import TokenCounter
 from ctxbench.harness.wire.chat import CHAT
 from ctxbench.harness.wire.conversation import fingerprints, history_from_messages, own_context
 from ctxbench.harness.wire.shell_reading import exit_status
+from sim_agent_helpers import FAILING, PASSING, sim
 
-COUNTER = TokenCounter("cl100k_base")
 RUN_COMMANDS = {"type": "function", "function": {"name": "run_commands", "description": "Run shell commands.",
                 "parameters": {"type": "object", "properties": {"commands": {"type": "array", "items": {
                     "type": "string"}}}, "required": ["commands"], "additionalProperties": False}}}
@@ -35,24 +30,8 @@ TERMINAL = {"type": "function", "function": {"name": "terminal", "description": 
 FINISH = {"type": "function", "function": {"name": "finish", "parameters": {"type": "object", "properties": {
     "summary": {"type": "string"}, "message": {"type": "string"}}, "required": ["message"]}}}
 OPENHANDS_TOOLS = [TERMINAL, {"type": "function", "function": {"name": "file_editor", "parameters": {}}}, FINISH]
-FAILING = ("..FF.\n=================================== FAILURES ===================================\n"
-           "    def test_median_two_values():\n>       assert median([10, 20]) == 15\n\ntests/test_stats.py:31: \n"
-           "    def median(data):\n>       return (values[mid] + values[mid + 1]) / 2\n"
-           "E       IndexError: list index out of range\n\ncalc/stats.py:38: IndexError\n"
-           "2 failed, 3 passed in 0.05s\n")
-PASSING = ".....\n5 passed in 0.04s\n"
 TESTS = "python -m pytest -q"
 READ = "nl -ba calc/stats.py | sed -n '8,67p'"
-
-
-@pytest.fixture(scope="module")
-def median():
-    return next(t for t in load_taskset(resolve_taskset_path("smoke")).tasks if t.id == "calc-median-even-length")
-
-
-def sim(task) -> SimModel:
-    return SimModel(SimParams(), task.patch, COUNTER, 64000, 2048, 0, test_cmd=task.test_cmd,
-                    statement=task.problem_statement)
 
 
 def answer(task, body: dict):
