@@ -10,8 +10,10 @@ strategy's ledger of every turn, the patch and the run's figures.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import operator
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -126,8 +128,10 @@ def _log(manifest: Manifest, strategy: str, runs: list[RunResult], views: dict[s
     score = log.EvalScore(name="resolved", scorer="resolved",
                           metrics={"accuracy": log.EvalMetric(name="accuracy", value=rate)})
     results = log.EvalResults(total_samples=len(runs), completed_samples=len(runs), scores=[score])
+    usage = functools.reduce(operator.add, (s.model_usage[model] for s in samples))  # the viewer's token column
+    stats = log.EvalStats(started_at=manifest.created, completed_at=completed, model_usage={model: usage})
     return log.EvalLog(status="success", eval=spec, plan=log.EvalPlan(name=strategy), results=results,
-                       stats=log.EvalStats(started_at=manifest.created, completed_at=completed), samples=samples)
+                       stats=stats, samples=samples)
 
 
 def export_inspect(path: str | Path, out: str | Path | None = None) -> list[Path]:

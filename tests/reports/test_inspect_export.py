@@ -54,6 +54,8 @@ def test_each_arm_becomes_an_inspect_log_with_one_sample_per_run(folder: Path, t
             assert sample.messages[0].role == "system" and sample.messages[-1].role == "assistant"
         assert log.eval.task == f"ctxbench/quickstart/{path.stem}"
         assert log.stats.completed_at > log.stats.started_at
+        arm = [r for r in runs.values() if r.strategy == path.stem]  # the viewer's token column: the arm's totals
+        assert log.stats.model_usage["sim/sim-coder"].total_tokens == sum(r.prompt_tokens + r.completion_tokens for r in arm)
         for sample in log.samples:
             run = runs[sample.metadata["run_id"]]
             assert sample.total_time == run.wall_s > 0
