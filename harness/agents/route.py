@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.harness.context import overflow_error
+from ctxbench.harness.endpoints.server import passing_on
 from ctxbench.harness.loop.agent import AgentOutcome, count_context
 from ctxbench.harness.models.counters import learn_from_reply
+from ctxbench.harness.models.endpoint import EndpointModel
 from ctxbench.harness.wire.conversation import fenced_command, fingerprints, history_from_messages, own_context
 from ctxbench.harness.config import Limits
 from ctxbench.harness.protocols import Completion, FatalModelError, MalformedOutput, RequestRefused
@@ -99,7 +101,8 @@ class AgentRoute:
             counter = self.hook.counter
             tokens = counter.count_prompt(context.messages, tools)
             count_context(self.outcome, context, tokens)
-            completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools)
+            completion = self._complete(marked_for(self.model, context.messages, request.cache_marks), tools,
+                                        request)
         except MODEL_FAILURES as exc:
             return self._failed(exc)
         learn_from_reply(counter, context.messages, tools, completion.usage)
@@ -133,11 +136,19 @@ class AgentRoute:
             self.fatal = error
         return self._end("model_error", str(error), status=refusal.status)
 
-    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                  request: ModelRequest) -> Completion:
+        """The model's reply; an endpoint's text passed on to an agent that streams as it arrives
+        (`passing_on`, as the gateway does; not where calls are read from the text, which would hold them)."""
         t0 = time.monotonic()
         self.recorder.call_starts(t0)
+        model = self.model
         try:
-            completion = self.model.complete(messages, tools)
+            if isinstance(model, EndpointModel) and model.config.tool_calls == "native" and (
+                    listener := passing_on(request)) is not None:
+                completion = model.complete(messages, tools, listener)
+            else:
+                completion = model.complete(messages, tools)
         finally:
             self.outcome.model_s += time.monotonic() - t0
         self.retried_s += completion.retried_s

@@ -203,3 +203,46 @@ def test_a_model_failing_after_text_went_out_ends_the_stream_with_an_error_and_n
     assert reply.status == 200 and text_and_calls("chat", sent[:-1]) == ("Listing the files", [])
     assert "no byte of the reply for 0.5 s" in sent[-1]["error"]["message"] and len(upstream.requests) == 1
     assert not list((tmp_path / "gw").rglob("*.jsonl")) or _turns(tmp_path / "gw", wait=False) == []
+
+
+def test_an_external_runs_route_passes_a_streamed_reply_on_as_it_arrives(tmp_path):
+    from ctxbench.harness.agents.route import AgentRoute
+    from ctxbench.harness.config import Limits
+    from ctxbench.harness.loop.agent import AgentOutcome
+    from ctxbench.harness.models import make_upstream
+    from ctxbench.harness.records import History, TranscriptHeader
+    from ctxbench.harness.records.transcript import TranscriptWriter
+    from ctxbench.harness.tokens import TokenCounter
+    from ctxbench.strategies.hook import StrategyHook
+
+    order: list[str] = []
+    events = chat_events(TEXT, [("call_up", "bash", ARGUMENTS)], USAGE)
+    stream = Stream(events, hold_at=len(events) - 3, log=order)
+    upstream = StreamingUpstream(lambda i, body: stream)
+    config = ModelConfig(provider="openai", name="sim-coder", base_url=upstream.url, api_key_env="PATH")
+    counter = TokenCounter()
+    hook = StrategyHook("baseline", context_window=config.window, max_output_tokens=config.max_output_tokens,
+                        counter=counter)
+    transcript = TranscriptWriter(tmp_path / "run.jsonl", TranscriptHeader(
+        run_id="baseline/t/0", strategy="baseline", task_id="t", repeat=0, seed=0))
+    route = AgentRoute(hook, make_upstream(config, seed=0, counter=counter), config.name, Limits(), config.window,
+                       transcript, AgentOutcome("finished", History("", TASK)), tmp_path / "stop")
+    server = make_server(route)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        path, body = bodies()["chat"]
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=120)
+        conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        reply = conn.getresponse()
+        first = reply.read1(65536)
+        order.append("client: first chunk")
+        stream.go_on.set()
+        rest = reply.read()
+        conn.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        upstream.close()
+    assert reply.status == 200 and order.index("client: first chunk") < order.index(f"sending {len(events) - 1}")
+    assert text_and_calls("chat", events_of(first + rest)) == (TEXT, ["bash"])
+    assert route.outcome.turns == 1 and route.outcome.tool_calls["bash"] == 1
