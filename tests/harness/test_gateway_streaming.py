@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import openai
@@ -93,12 +94,10 @@ def text_and_calls(wire: str, events: list[dict]) -> tuple[str, list[str]]:
     return "".join(p.get("text", "") for p in parts), [p["functionCall"]["name"] for p in parts if "functionCall" in p]
 
 
-@pytest.mark.parametrize("wire", ["chat", "messages", "responses", "gemini"])
-def test_a_streaming_client_gets_its_first_chunk_before_the_upstream_has_sent_its_last(gateway, wire):
-    order: list[str] = []
-    events = chat_events(TEXT, [("call_up", "bash", ARGUMENTS)], USAGE)
-    stream = Stream(events, hold_at=len(events) - 3, log=order)  # holds before the finish, usage and [DONE]
-    port, upstream = gateway(lambda i, body: stream)
+def read_while_held(port: int, wire: str, stream: Stream, order: list[str]) -> tuple[Any, bytes]:
+    """POST the first request in `wire` to the server on `port`, read the first chunk of the reply while
+    the upstream `stream` is held (logging it in `order`), then let the upstream go on: the response and
+    every byte of the reply."""
     path, body = bodies()[wire]
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
@@ -108,10 +107,20 @@ def test_a_streaming_client_gets_its_first_chunk_before_the_upstream_has_sent_it
     stream.go_on.set()
     rest = reply.read()
     conn.close()
+    return reply, first + rest
+
+
+@pytest.mark.parametrize("wire", ["chat", "messages", "responses", "gemini"])
+def test_a_streaming_client_gets_its_first_chunk_before_the_upstream_has_sent_its_last(gateway, wire):
+    order: list[str] = []
+    events = chat_events(TEXT, [("call_up", "bash", ARGUMENTS)], USAGE)
+    stream = Stream(events, hold_at=len(events) - 3, log=order)  # holds before the finish, usage and [DONE]
+    port, upstream = gateway(lambda i, body: stream)
+    reply, data = read_while_held(port, wire, stream, order)
     assert reply.status == 200 and reply.getheader("Content-Type") == "text/event-stream"
     assert order.index("client: first chunk") < order.index(f"sending {len(events) - 1}")
     assert upstream.requests[0]["stream"] is True
-    assert text_and_calls(wire, events_of(first + rest)) == (TEXT, ["bash"])
+    assert text_and_calls(wire, events_of(data)) == (TEXT, ["bash"])
 
 
 def test_sdk_clients_read_a_reply_passed_on_as_it_streams(gateway):
@@ -230,19 +239,11 @@ def test_an_external_runs_route_passes_a_streamed_reply_on_as_it_arrives(tmp_pat
     server = make_server(route)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
-        path, body = bodies()["chat"]
-        conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=120)
-        conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
-        reply = conn.getresponse()
-        first = reply.read1(65536)
-        order.append("client: first chunk")
-        stream.go_on.set()
-        rest = reply.read()
-        conn.close()
+        reply, data = read_while_held(server.server_address[1], "chat", stream, order)
     finally:
         server.shutdown()
         server.server_close()
         upstream.close()
     assert reply.status == 200 and order.index("client: first chunk") < order.index(f"sending {len(events) - 1}")
-    assert text_and_calls("chat", events_of(first + rest)) == (TEXT, ["bash"])
+    assert text_and_calls("chat", events_of(data)) == (TEXT, ["bash"])
     assert route.outcome.turns == 1 and route.outcome.tool_calls["bash"] == 1
